@@ -1,0 +1,1 @@
+"""Crew YAML to agent graphs."""

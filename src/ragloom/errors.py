@@ -1,0 +1,58 @@
+"""One exception family for ragloom: every message says what went wrong, where, and what to do."""
+
+from __future__ import annotations
+
+
+class RagloomError(Exception):
+    """Base of every error ragloom raises on purpose."""
+
+    def __init__(self, what: str, *, where: str | None = None, hint: str | None = None) -> None:
+        self.what = what
+        self.where = where
+        self.hint = hint
+        parts = [what if where is None else f"{where}: {what}"]
+        if hint:
+            parts.append(hint)
+        super().__init__(" — ".join(parts))
+
+
+class ConfigError(RagloomError):
+    """Invalid settings, profile, component name or configuration file."""
+
+
+class UnknownNameError(ConfigError):
+    """A registry lookup with a name that is not registered."""
+
+    def __init__(self, kind: str, name: str, known: list[str] | tuple[str, ...]) -> None:
+        super().__init__(
+            f"unknown {kind} {name!r}",
+            hint=f"known {kind}s: {', '.join(sorted(known))}",
+        )
+        self.kind = kind
+        self.name = name
+        self.known = list(known)
+
+
+class LoadError(RagloomError):
+    """A source could not be read or parsed (missing path, bad format, HTTP failure)."""
+
+
+class RejectedSourceError(RagloomError):
+    """A source failed a validator and must be quarantined instead of ingested."""
+
+    def __init__(self, what: str, *, where: str, signals: list[str], content_hash: str = "") -> None:
+        super().__init__(what, where=where)
+        self.signals = signals
+        self.content_hash = content_hash
+
+
+class StoreError(RagloomError):
+    """A vector or BM25 store could not be opened, read or written."""
+
+
+class EmbeddingProfileMismatchError(StoreError):
+    """The collection was built with another embedding profile than the active one."""
+
+
+class QueryError(RagloomError):
+    """A question that cannot be processed (empty, oversized)."""

@@ -1,0 +1,1 @@
+"""Graph builders; compile only at the edges (studio, API, tests)."""

@@ -1,0 +1,1 @@
+"""Loaders, validators and chunkers used by the ingestion graph."""

@@ -1,0 +1,1 @@
+"""Node functions shared by every graph: (state, runtime) -> update."""

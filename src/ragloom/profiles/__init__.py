@@ -1,0 +1,1 @@
+"""Quality profiles: named presets that expand to complete RagSettings."""

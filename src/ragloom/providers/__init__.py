@@ -1,0 +1,1 @@
+"""Embedding, chat and reranker providers chosen by name."""

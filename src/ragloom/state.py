@@ -1,0 +1,190 @@
+"""Contracts shared by every stage: chunks, citations, trace steps, answers and graph state."""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
+
+ScoreOrigin = str  # "vector" | "bm25" | "rrf" | "convex" | "rerank:<name>" | "web"
+
+
+def content_hash(text: str | bytes) -> str:
+    """Return the sha256 hex digest of text (utf-8) or bytes."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+class SourceDocument(BaseModel):
+    """One document produced by a loader: a file, a CSV row, a JSONL line or a web page."""
+
+    doc_id: str
+    source_id: str
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of the document text, used to detect changed documents."""
+        return content_hash(self.text)
+
+
+class Chunk(BaseModel):
+    """A span of a source document with exact character offsets into the document text."""
+
+    id: str
+    source_id: str
+    doc_id: str
+    text: str
+    start: int
+    end: int
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @staticmethod
+    def make_id(doc_id: str, ordinal: int, text: str) -> str:
+        """Stable chunk id: document id + ordinal + short content hash."""
+        return f"{doc_id}::{ordinal}::{content_hash(text)[:12]}"
+
+
+class ScoredChunk(BaseModel):
+    """A chunk with the score of the stage that ranked it."""
+
+    chunk: Chunk
+    score: float
+    score_origin: ScoreOrigin
+
+
+class Citation(BaseModel):
+    """What an answer's `[n]` marker resolves to."""
+
+    marker: int
+    chunk_id: str
+    source_id: str
+    snippet: str
+    score: float
+    score_origin: ScoreOrigin
+    start: int
+    end: int
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class TraceStep(BaseModel):
+    """One stage's record: how long it took and what it decided."""
+
+    stage: str
+    duration_ms: float
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class Verdict(BaseModel):
+    """A grader's decision, routed on by conditional edges."""
+
+    stage: str
+    verdict: str
+    score: float | None = None
+    reason: str = ""
+
+
+class RagAnswer(BaseModel):
+    """The answer to a question: text with `[n]` markers, resolved citations and the trace."""
+
+    question: str
+    text: str
+    citations: list[Citation] = Field(default_factory=list)
+    trace: list[TraceStep] = Field(default_factory=list)
+    profile: str = ""
+    route: str = ""
+    verdicts: list[Verdict] = Field(default_factory=list)
+    iterations: int = 0
+    query_variants: list[str] = Field(default_factory=list)
+    best_effort: bool = False
+
+
+SourceStatus = Literal["ingested", "updated", "unchanged", "removed", "quarantined", "failed"]
+
+
+class SourceResult(BaseModel):
+    """What ingestion did with one source."""
+
+    source_id: str
+    status: SourceStatus
+    documents: int = 0
+    chunks: int = 0
+    embeddings_computed: int = 0
+    errors: list[str] = Field(default_factory=list)
+    signals: list[str] = Field(default_factory=list)
+    suspicious_documents: int = 0
+
+
+class IngestionReport(BaseModel):
+    """The outcome of one ingestion run: per source, totals, and duration per stage."""
+
+    collection: str
+    sources: list[SourceResult] = Field(default_factory=list)
+    stage_ms: dict[str, float] = Field(default_factory=dict)
+    total_ms: float = 0.0
+    reindexed: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+    def count(self, status: SourceStatus) -> int:
+        """Number of sources that ended with the given status."""
+        return sum(1 for s in self.sources if s.status == status)
+
+    @property
+    def chunks_written(self) -> int:
+        """Chunks stored by this run."""
+        return sum(s.chunks for s in self.sources if s.status in ("ingested", "updated"))
+
+    @property
+    def embeddings_computed(self) -> int:
+        """Embeddings computed by this run (zero for an unchanged re-ingest)."""
+        return sum(s.embeddings_computed for s in self.sources)
+
+    @property
+    def failed(self) -> list[SourceResult]:
+        """Sources that could not be ingested."""
+        return [s for s in self.sources if s.status == "failed"]
+
+    @property
+    def quarantined(self) -> list[SourceResult]:
+        """Sources rejected by a validator and kept in quarantine."""
+        return [s for s in self.sources if s.status == "quarantined"]
+
+
+class RagInput(TypedDict, total=False):
+    """Input schema of the query graphs."""
+
+    question: str
+    filters: dict[str, Any] | None
+    top_n: int | None
+
+
+class RagOutput(TypedDict, total=False):
+    """Output schema of the query graphs."""
+
+    answer: RagAnswer
+
+
+class RagState(TypedDict, total=False):
+    """Working state of the query graphs; list fields are reducer-annotated."""
+
+    question: str
+    filters: dict[str, Any] | None
+    top_n: int | None
+    probes: list[str]
+    query_variants: list[str]
+    candidates: list[list[ScoredChunk]]
+    fused: list[ScoredChunk]
+    reranked: list[ScoredChunk]
+    passages: list[ScoredChunk]
+    draft: str
+    citations: list[Citation]
+    answer: RagAnswer
+    iterations: int
+    best_effort: bool
+    route: str
+    trace: Annotated[list[TraceStep], operator.add]
+    verdicts: Annotated[list[Verdict], operator.add]

@@ -1,0 +1,1 @@
+"""Document and BM25 indexes, the ingestion manifest and the quarantine."""
