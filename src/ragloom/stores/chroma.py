@@ -1,0 +1,369 @@
+"""Chroma-backed `DocumentIndex`: embedded (PersistentClient) or a Chroma server (HttpClient)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit
+
+import chromadb
+import httpx
+import numpy as np
+from chromadb.api.client import Client
+from chromadb.api.models.Collection import Collection
+from chromadb.api.types import Include, Metadata
+from chromadb.config import Settings
+from chromadb.errors import ChromaError, NotFoundError
+from pydantic_core import to_jsonable_python
+
+from ragloom.errors import ConfigError, EmbeddingProfileMismatchError, StoreError
+from ragloom.providers.embeddings import EmbeddingProfile
+from ragloom.state import Chunk, ScoredChunk
+from ragloom.stores.base import Filter
+from ragloom.stores.filters import CHUNK_FIELDS, filterable_metadata, normalize_where
+from ragloom.stores.paths import DataPaths, validate_collection
+
+PROFILE_KEY = "ragloom:embedding_profile"
+JSON_KEY = "ragloom:json"
+CONNECT_TIMEOUT_S = 5.0
+REQUEST_TIMEOUT_S = 120.0
+_STORE_FAILURES = (ChromaError, httpx.HTTPError, ValueError, OSError, RuntimeError)
+_clients: dict[str, Client] = {}
+_clients_lock = threading.Lock()
+T = TypeVar("T")
+
+
+def _settings() -> Settings:
+    return Settings(anonymized_telemetry=False)
+
+
+def _batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _parse_server_url(url: str) -> tuple[str, int, bool]:
+    """Split a Chroma server URL into (host, port, ssl); ConfigError when it is not http(s)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path.strip("/"):
+        raise ConfigError(
+            f"invalid Chroma server URL {url!r}",
+            where="chroma_url",
+            hint="give it as http://HOST:PORT (or https://)",
+        )
+    ssl = parts.scheme == "https"
+    return parts.hostname, parts.port or (443 if ssl else 8000), ssl
+
+
+def _check_server(url: str) -> None:
+    """Fail fast with a StoreError when nothing answers the Chroma heartbeat at url."""
+    try:
+        response = httpx.get(
+            f"{url.rstrip('/')}/api/v2/heartbeat",
+            timeout=httpx.Timeout(CONNECT_TIMEOUT_S),
+        )
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise StoreError(
+            f"the Chroma server does not answer ({type(exc).__name__}: {exc})",
+            where=url,
+            hint="start it (chroma run --path DIR --host HOST --port PORT) or fix chroma_url",
+        ) from exc
+
+
+def _bound_request_time(client: Client) -> None:
+    """Give the HTTP session timeouts; chromadb 1.5 builds it with none and exposes no setting."""
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if isinstance(session, httpx.Client):
+        session.timeout = httpx.Timeout(REQUEST_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
+
+
+def _open_http_client(url: str) -> Client:
+    host, port, ssl = _parse_server_url(url)
+    _check_server(url)
+    try:
+        client = chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=_settings())
+    except _STORE_FAILURES as exc:
+        raise StoreError(f"cannot connect to the Chroma server: {exc}", where=url) from exc
+    _bound_request_time(cast(Client, client))
+    return cast(Client, client)
+
+
+def _open_persistent_client(path: Path) -> Client:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        return cast(Client, chromadb.PersistentClient(path=str(path), settings=_settings()))
+    except _STORE_FAILURES as exc:
+        raise StoreError(f"cannot open the Chroma database: {exc}", where=str(path)) from exc
+
+
+def get_client(*, path: Path | None = None, server_url: str | None = None) -> Client:
+    """Return the process-wide Chroma client for a server URL, else for an embedded path."""
+    if server_url is None and path is None:
+        raise ConfigError("a Chroma client needs a data path or a server URL")
+    key = f"url:{server_url}" if server_url else f"path:{Path(path or '').resolve()}"
+    with _clients_lock:
+        if key not in _clients:
+            _clients[key] = (
+                _open_http_client(server_url)
+                if server_url
+                else _open_persistent_client(Path(path or "").resolve())
+            )
+        return _clients[key]
+
+
+def close_clients() -> None:
+    """Close every cached client (embedded databases release their files): shutdown and tests."""
+    with _clients_lock:
+        for client in _clients.values():
+            client.close()
+        _clients.clear()
+
+
+def to_chroma_metadata(chunk: Chunk) -> dict[str, Any]:
+    """Flatten a chunk for Chroma: scalars as keys, everything else JSON-encoded under JSON_KEY."""
+    flat = filterable_metadata(chunk)
+    rest = {k: v for k, v in chunk.metadata.items() if k in CHUNK_FIELDS or k not in flat}
+    if rest:
+        flat[JSON_KEY] = json.dumps(to_jsonable_python(rest), sort_keys=True)
+    return flat
+
+
+def from_chroma(chunk_id: str, text: str | None, metadata: dict[str, Any] | None) -> Chunk:
+    """Rebuild the Chunk stored by `to_chroma_metadata`."""
+    meta = dict(metadata or {})
+    extra = json.loads(meta.pop(JSON_KEY, "{}"))
+    fields = {name: meta.pop(name) for name in CHUNK_FIELDS}
+    return Chunk(id=chunk_id, text=text or "", **fields, metadata={**meta, **extra})
+
+
+class ChromaDocumentIndex:
+    """A collection of chunks with their embeddings in Chroma, tagged with its embedding profile.
+
+    The client connects at construction (a dead server fails at once); the collection opens on first
+    use, which raises EmbeddingProfileMismatchError when it was built with another profile. `drop`
+    works without opening it, so a reindex can purge a collection of another profile.
+    """
+
+    def __init__(
+        self,
+        collection: str,
+        profile: EmbeddingProfile,
+        *,
+        data_dir: Path,
+        server_url: str | None = None,
+    ) -> None:
+        self.collection = validate_collection(collection)
+        self.profile = profile
+        self._path = DataPaths(Path(data_dir)).chroma_dir
+        self._where = f"{server_url or f'chroma:{self._path}'}/{collection}"
+        self._client = get_client(path=self._path, server_url=server_url)
+        self._batch_size: int | None = None
+        self._handle: Collection | None = None
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except _STORE_FAILURES as exc:
+            raise StoreError(f"cannot {action}: {exc}", where=self._where) from exc
+
+    def _col(self) -> Collection:
+        """Open (or create) the collection on first use and check its embedding profile."""
+        if self._handle is None:
+            with self._guard("open the collection"):
+                self._handle = self._client.get_or_create_collection(
+                    self.collection,
+                    metadata={PROFILE_KEY: self.profile.key()},
+                    configuration={"hnsw": {"space": "cosine"}},
+                    embedding_function=None,
+                )
+            self._check_profile(self._handle)
+        return self._handle
+
+    def _check_profile(self, collection: Collection) -> None:
+        stored = (collection.metadata or {}).get(PROFILE_KEY)
+        if stored != self.profile.key():
+            self._handle = None
+            raise EmbeddingProfileMismatchError(
+                f"collection {self.collection!r} was built with embedding profile "
+                f"{stored or 'unknown'!r}, but the active profile is {self.profile.key()!r}",
+                where=self._where,
+                hint="run with --reindex to rebuild it with the active profile, "
+                "or configure the embedding model it was built with",
+            )
+
+    @property
+    def batch_size(self) -> int:
+        """Largest batch the client accepts in one write."""
+        if self._batch_size is None:
+            with self._guard("read the maximum batch size"):
+                self._batch_size = int(self._client.get_max_batch_size())
+        return self._batch_size
+
+    def upsert(self, chunks: list[Chunk], embeddings: np.ndarray) -> None:
+        """Insert or replace chunks with their embeddings (rows aligned with chunks)."""
+        vectors = self._check_embeddings(chunks, embeddings)
+        collection = self._col()
+        for start in range(0, len(chunks), self.batch_size):
+            part = chunks[start : start + self.batch_size]
+            with self._guard(f"write {len(part)} chunks"):
+                collection.upsert(
+                    ids=[c.id for c in part],
+                    embeddings=vectors[start : start + len(part)],
+                    documents=[c.text for c in part],
+                    metadatas=self._replacing_metadatas(collection, part),
+                )
+
+    @staticmethod
+    def _replacing_metadatas(collection: Collection, chunks: Sequence[Chunk]) -> list[Metadata]:
+        """Chroma merges metadata on upsert: keys the new version lacks are set to None."""
+        stored = collection.get(ids=[c.id for c in chunks], include=["metadatas"])
+        stored_metadatas = stored["metadatas"] or []
+        old_keys = {i: set(m or {}) for i, m in zip(stored["ids"], stored_metadatas, strict=True)}
+        metadatas: list[Metadata] = []
+        for chunk in chunks:
+            metadata = to_chroma_metadata(chunk)
+            stale = old_keys.get(chunk.id, set()) - set(metadata)
+            metadatas.append({**metadata, **dict.fromkeys(stale)})
+        return metadatas
+
+    def _check_embeddings(self, chunks: list[Chunk], embeddings: np.ndarray) -> np.ndarray:
+        vectors = np.asarray(embeddings, dtype=np.float32).reshape(len(chunks), -1)
+        if chunks and vectors.shape[1] != self.profile.dimension:
+            raise StoreError(
+                f"embeddings have dimension {vectors.shape[1]}, "
+                f"the profile {self.profile.key()!r} has {self.profile.dimension}",
+                where=self._where,
+            )
+        ids = [c.id for c in chunks]
+        if len(set(ids)) != len(ids):
+            duplicates = sorted({i for i in ids if ids.count(i) > 1})
+            raise StoreError(
+                f"duplicate chunk ids in one upsert: {duplicates[:5]}", where=self._where
+            )
+        return vectors
+
+    def delete_ids(self, ids: list[str]) -> None:
+        """Delete chunks by id (unknown ids are ignored)."""
+        collection = self._col()
+        for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
+            with self._guard(f"delete {len(part)} chunks"):
+                collection.delete(ids=list(part))
+
+    def delete_where(self, where: Filter) -> int:
+        """Delete chunks matching a metadata filter; return how many were deleted."""
+        if not where:
+            raise ConfigError("delete_where needs a non-empty filter", where=self._where)
+        ids = self.all_ids(where)
+        self.delete_ids(ids)
+        return len(ids)
+
+    def search(self, vector: np.ndarray, k: int, where: Filter | None = None) -> list[ScoredChunk]:
+        """Return the k nearest chunks, score = cosine similarity, origin `vector`."""
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self.profile.dimension:
+            raise StoreError(
+                f"query vector has dimension {query.shape[0]}, expected {self.profile.dimension}",
+                where=self._where,
+            )
+        if k <= 0:
+            return []
+        with self._guard("search"):
+            result = self._col().query(
+                query_embeddings=query.reshape(1, -1),
+                n_results=k,
+                where=normalize_where(where),
+                include=["documents", "metadatas", "distances"],
+            )
+        rows = zip(
+            result["ids"][0],
+            (result["documents"] or [[]])[0],
+            (result["metadatas"] or [[]])[0],
+            (result["distances"] or [[]])[0],
+            strict=True,
+        )
+        return [
+            ScoredChunk(
+                chunk=from_chroma(i, text, dict(meta or {})),
+                score=1.0 - float(distance),
+                score_origin="vector",
+            )
+            for i, text, meta, distance in rows
+        ]
+
+    def get_chunks(self, ids: list[str]) -> list[Chunk]:
+        """Return the stored chunks for these ids, in the order asked (missing ids are skipped)."""
+        found: dict[str, Chunk] = {}
+        for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
+            with self._guard("read chunks"):
+                got = self._col().get(ids=list(part), include=["documents", "metadatas"])
+            found.update(self._chunks_of(got))
+        return [found[i] for i in dict.fromkeys(ids) if i in found]
+
+    @staticmethod
+    def _chunks_of(got: Any) -> dict[str, Chunk]:
+        documents = got["documents"] or []
+        metadatas = got["metadatas"] or []
+        return {
+            i: from_chroma(i, text, dict(meta or {}))
+            for i, text, meta in zip(got["ids"], documents, metadatas, strict=True)
+        }
+
+    def get_embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """Return the stored embedding of each id that exists."""
+        found: dict[str, np.ndarray] = {}
+        for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
+            with self._guard("read embeddings"):
+                got = self._col().get(ids=list(part), include=["embeddings"])
+            vectors = got["embeddings"] if got["embeddings"] is not None else []
+            for i, vector in zip(got["ids"], vectors, strict=True):
+                found[i] = np.asarray(vector, dtype=np.float32)
+        return found
+
+    def _pages(self, where: Filter | None, include: Include) -> Iterator[Any]:
+        chroma_where = normalize_where(where)
+        offset = 0
+        while True:
+            with self._guard("list chunks"):
+                got = self._col().get(
+                    where=chroma_where, include=include, limit=self.batch_size, offset=offset
+                )
+            yield got
+            if len(got["ids"]) < self.batch_size:
+                return
+            offset += len(got["ids"])
+
+    def all_ids(self, where: Filter | None = None) -> list[str]:
+        """Return every chunk id, optionally restricted by a metadata filter."""
+        return [i for page in self._pages(where, []) for i in page["ids"]]
+
+    def all_chunks(self) -> list[Chunk]:
+        """Return every chunk (used to rebuild the BM25 index)."""
+        chunks: dict[str, Chunk] = {}
+        for page in self._pages(None, ["documents", "metadatas"]):
+            chunks.update(self._chunks_of(page))
+        return list(chunks.values())
+
+    def count(self) -> int:
+        """Number of chunks stored."""
+        with self._guard("count chunks"):
+            return int(self._col().count())
+
+    def drop(self) -> None:
+        """Delete the whole collection; the next write creates it again, empty."""
+        self._handle = None
+        try:
+            with self._guard("drop the collection"):
+                self._client.delete_collection(self.collection)
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, NotFoundError):
+                raise
+
+    def close(self) -> None:
+        """Forget the collection handle; the shared client stays open (see `close_clients`)."""
+        self._handle = None

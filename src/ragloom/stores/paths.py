@@ -1,0 +1,50 @@
+"""Where each collection's data lives under the data directory."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragloom.errors import ConfigError
+
+COLLECTION_RULE = (
+    "3 to 512 characters of letters, digits, '.', '_' or '-', "
+    "starting and ending with a letter or digit"
+)
+_COLLECTION_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{1,510})[A-Za-z0-9]$")
+
+
+def validate_collection(name: str) -> str:
+    """Return name if it is a valid collection name (Chroma's rule), else raise ConfigError."""
+    if not isinstance(name, str) or not _COLLECTION_RE.fullmatch(name):
+        raise ConfigError(
+            f"invalid collection name {name!r}",
+            where="collection",
+            hint=f"a collection name is {COLLECTION_RULE}",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class DataPaths:
+    """Layout of the data directory: chroma/, bm25/<collection>/, manifests/, quarantine/."""
+
+    data_dir: Path
+
+    @property
+    def chroma_dir(self) -> Path:
+        """Directory of the embedded Chroma database (shared by all collections)."""
+        return self.data_dir / "chroma"
+
+    def bm25_dir(self, collection: str) -> Path:
+        """Directory of the persisted BM25 index of a collection."""
+        return self.data_dir / "bm25" / validate_collection(collection)
+
+    def manifest_file(self, collection: str) -> Path:
+        """Ingestion manifest file of a collection."""
+        return self.data_dir / "manifests" / f"{validate_collection(collection)}.json"
+
+    def quarantine_dir(self, collection: str) -> Path:
+        """Directory of the quarantined documents of a collection."""
+        return self.data_dir / "quarantine" / validate_collection(collection)
