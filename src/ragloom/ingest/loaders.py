@@ -1,0 +1,578 @@
+"""Loaders: expand user specs into sources, read their bytes, parse them into SourceDocuments.
+
+Three steps the ingest graph calls in turn, so each can fail on its own source without stopping
+the run: `expand_sources` (paths, directories, globs, URLs → SourceRefs), `read_source` (bytes,
+with the size cap enforced before reading) and `parse_source` (integrity check, then the format).
+Files are read with the libraries themselves: csv, json, BeautifulSoup, pypdf, httpx.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import io
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+import httpx
+from bs4 import BeautifulSoup, NavigableString, Tag
+from pydantic import BaseModel
+
+from ragloom.errors import LoadError, RejectedSourceError
+from ragloom.ingest.chunkers import markdown_headings
+from ragloom.ingest.validation import check_integrity
+from ragloom.settings import IngestSettings
+from ragloom.state import SourceDocument, content_hash
+
+TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".rst")
+SUPPORTED_SUFFIXES: tuple[str, ...] = (*TEXT_SUFFIXES, ".csv", ".html", ".htm", ".pdf", ".jsonl")
+MAX_REDIRECTS = 5
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_MEDIA_TYPES = {
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".rst": "text/x-rst",
+    ".csv": "text/csv",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".pdf": "application/pdf",
+    ".jsonl": "application/jsonl",
+}
+_SUFFIX_OF_MEDIA = {
+    "text/html": ".html",
+    "application/xhtml+xml": ".html",
+    "text/plain": ".txt",
+    "text/markdown": ".md",
+    "text/x-markdown": ".md",
+    "application/pdf": ".pdf",
+    "text/csv": ".csv",
+    "application/jsonl": ".jsonl",
+    "application/x-ndjson": ".jsonl",
+}
+
+
+class SourceRef(BaseModel):
+    """One source to ingest: a file (absolute POSIX path) or a web page (its URL)."""
+
+    source_id: str
+    origin: str
+    kind: Literal["file", "url"]
+
+
+class RawSource(BaseModel):
+    """The bytes of a source, with what is known about them before parsing."""
+
+    ref: SourceRef
+    data: bytes
+    content_hash: str
+    suffix: str
+    media_type: str
+    modified: str | None = None
+
+
+def _supported_hint() -> str:
+    return f"supported extensions: {', '.join(SUPPORTED_SUFFIXES)}"
+
+
+def _is_url(spec: str) -> bool:
+    return spec.lower().startswith(("http://", "https://"))
+
+
+def _posix_abs(path: str) -> str:
+    return Path(os.path.abspath(os.path.expanduser(path))).as_posix()
+
+
+def _is_supported(path: str) -> bool:
+    return Path(path).suffix.lower() in SUPPORTED_SUFFIXES
+
+
+def _walk_directory(root: str) -> list[str]:
+    """Supported, non-hidden files under root, recursively, sorted."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found.extend(
+            os.path.join(folder, f) for f in files if not f.startswith(".") and _is_supported(f)
+        )
+    return sorted(_posix_abs(f) for f in found)
+
+
+def _expand_glob(spec: str) -> list[SourceRef]:
+    """Files matching a glob (`**` recursive, hidden names not matched); directories skipped."""
+    pattern = _posix_abs(spec)
+    matches = [m for m in glob.glob(pattern, recursive=True) if os.path.isfile(m)]
+    if not matches:
+        raise LoadError("no files match this pattern")
+    files = sorted({_posix_abs(m) for m in matches if _is_supported(m)})
+    if not files:
+        raise LoadError(f"no supported files match this pattern; {_supported_hint()}")
+    return [SourceRef(source_id=f, origin=pattern, kind="file") for f in files]
+
+
+def _expand_path(spec: str) -> list[SourceRef]:
+    """A file or a directory (recursive)."""
+    path = _posix_abs(spec)
+    if os.path.isdir(path):
+        return [SourceRef(source_id=f, origin=path, kind="file") for f in _walk_directory(path)]
+    if not os.path.exists(path):
+        raise LoadError("no such file or directory")
+    if not _is_supported(path):
+        raise LoadError(
+            f"unsupported file type {Path(path).suffix or '(none)'!r}; {_supported_hint()}"
+        )
+    return [SourceRef(source_id=path, origin=path, kind="file")]
+
+
+def spec_origin(spec: str) -> str:
+    """The normalised origin of a spec, as `SourceRef.origin` has it (also when nothing matched)."""
+    if _is_url(spec):
+        return spec
+    return _posix_abs(spec)
+
+
+def _expand_one(spec: str) -> list[SourceRef]:
+    if _is_url(spec):
+        return [SourceRef(source_id=spec, origin=spec, kind="url")]
+    if not os.path.exists(os.path.expanduser(spec)) and _GLOB_CHARS.search(spec):
+        return _expand_glob(spec)
+    return _expand_path(spec)
+
+
+def expand_sources(specs: list[str]) -> tuple[list[SourceRef], list[tuple[str, str]]]:
+    """Expand files, directories, globs and URLs into unique refs, plus (spec, error) pairs.
+
+    An existing directory with no supported files yields no refs and no error (emptying a
+    directory is how its sources are removed on re-ingest); a glob with no match is an error.
+    """
+    refs: dict[str, SourceRef] = {}
+    errors: list[tuple[str, str]] = []
+    for spec in specs:
+        try:
+            found = _expand_one(spec)
+        except LoadError as exc:
+            errors.append((spec, str(exc)))
+            continue
+        for ref in found:
+            refs.setdefault(ref.source_id, ref)
+    return list(refs.values()), errors
+
+
+def _oversized(where: str, size: int, limit: int) -> RejectedSourceError:
+    return RejectedSourceError(
+        f"oversized: {size} bytes exceeds the limit of {limit} bytes",
+        where=where,
+        signals=["oversized"],
+    )
+
+
+def _read_file(ref: SourceRef, settings: IngestSettings) -> RawSource:
+    path = Path(ref.source_id)
+    try:
+        stat = path.stat()
+    except FileNotFoundError as exc:
+        raise LoadError("no such file or directory", where=ref.source_id) from exc
+    except OSError as exc:
+        raise LoadError(f"cannot stat: {exc.strerror}", where=ref.source_id) from exc
+    if not path.is_file():
+        raise LoadError("not a regular file", where=ref.source_id)
+    if stat.st_size > settings.max_bytes:
+        raise _oversized(ref.source_id, stat.st_size, settings.max_bytes)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LoadError(f"cannot read: {exc.strerror}", where=ref.source_id) from exc
+    suffix = path.suffix.lower()
+    return RawSource(
+        ref=ref,
+        data=data,
+        content_hash=content_hash(data),
+        suffix=suffix,
+        media_type=_MEDIA_TYPES.get(suffix, "application/octet-stream"),
+        modified=datetime.fromtimestamp(stat.st_mtime, tz=UTC).isoformat(),
+    )
+
+
+def _url_suffix(url: str, content_type: str) -> str:
+    """Format of a web resource: its Content-Type first, the URL's extension second, else HTML."""
+    media = content_type.split(";")[0].strip().lower()
+    if media in _SUFFIX_OF_MEDIA:
+        return _SUFFIX_OF_MEDIA[media]
+    url_suffix = PurePosixPath(httpx.URL(url).path).suffix.lower()
+    if url_suffix in SUPPORTED_SUFFIXES:
+        return url_suffix
+    if not media:
+        return ".html"
+    raise LoadError(f"unsupported content type {media!r}", where=url, hint=_supported_hint())
+
+
+def _http_modified(headers: httpx.Headers) -> str | None:
+    value = headers.get("last-modified")
+    if not value:
+        return None
+    try:
+        return parsedate_to_datetime(value).isoformat()
+    except (TypeError, ValueError):
+        return None
+
+
+def _stream_body(response: httpx.Response, url: str, limit: int) -> bytes:
+    """Read at most limit bytes; one more means the body is oversized."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _oversized(url, int(declared), limit)
+    body = bytearray()
+    for piece in response.iter_bytes():
+        body.extend(piece)
+        if len(body) > limit:
+            raise _oversized(url, len(body), limit)
+    return bytes(body)
+
+
+def _fetch(url: str, settings: IngestSettings) -> tuple[httpx.Response, bytes]:
+    timeout = httpx.Timeout(settings.http_timeout_s)
+    with (
+        httpx.Client(timeout=timeout, follow_redirects=True, max_redirects=MAX_REDIRECTS) as client,
+        client.stream("GET", url) as response,
+    ):
+        if not response.is_success:
+            raise LoadError(
+                f"HTTP {response.status_code} {response.reason_phrase}".rstrip(), where=url
+            )
+        return response, _stream_body(response, url, settings.max_bytes)
+
+
+def _read_url(ref: SourceRef, settings: IngestSettings) -> RawSource:
+    url = ref.source_id
+    try:
+        response, data = _fetch(url, settings)
+    except httpx.TimeoutException as exc:
+        raise LoadError(
+            f"timed out after {settings.http_timeout_s:g} s ({type(exc).__name__})",
+            where=url,
+            hint="raise ingest.http_timeout_s or try again later",
+        ) from exc
+    except httpx.TooManyRedirects as exc:
+        raise LoadError(f"more than {MAX_REDIRECTS} redirects", where=url) from exc
+    except (httpx.TransportError, httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+        raise LoadError(f"connection failed: {exc}", where=url) from exc
+    suffix = _url_suffix(url, response.headers.get("content-type", ""))
+    return RawSource(
+        ref=ref,
+        data=data,
+        content_hash=content_hash(data),
+        suffix=suffix,
+        media_type=_MEDIA_TYPES[suffix],
+        modified=_http_modified(response.headers),
+    )
+
+
+def read_source(ref: SourceRef, settings: IngestSettings) -> RawSource:
+    """Read a source's bytes; oversized ones are rejected before (files) or while (URLs) reading."""
+    if ref.kind == "url":
+        return _read_url(ref, settings)
+    return _read_file(ref, settings)
+
+
+def _stem(ref: SourceRef) -> str:
+    if ref.kind == "url":
+        url = httpx.URL(ref.source_id)
+        return PurePosixPath(url.path).stem or url.host
+    return PurePosixPath(ref.source_id).stem
+
+
+def _metadata(raw: RawSource, source_type: str, title: str | None, **extra: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"title": title or _stem(raw.ref), "source_type": source_type}
+    if raw.modified:
+        meta["modified"] = raw.modified
+    meta.update({k: v for k, v in extra.items() if v is not None})
+    return meta
+
+
+def _decode(raw: RawSource) -> str:
+    """UTF-8 text (BOM dropped) with newlines normalised to `\\n`."""
+    text = raw.data.decode("utf-8-sig")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_RST_TITLE = re.compile(r"^(?:[=\-~^*#]{3,}\n)?([^\n]+)\n[=\-~^*#]{3,}$", re.MULTILINE)
+
+
+def _text_title(text: str, suffix: str) -> str | None:
+    if suffix == ".rst":
+        match = _RST_TITLE.search(text)
+        return match.group(1).strip() if match else None
+    headings = markdown_headings(text)
+    return headings[0].title if headings else None
+
+
+def _parse_text(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]:
+    text = _decode(raw)
+    source_type = {".md": "markdown", ".markdown": "markdown", ".rst": "rst"}.get(
+        raw.suffix, "text"
+    )
+    meta = _metadata(raw, source_type, _text_title(text, raw.suffix))
+    if raw.suffix == ".rst":
+        meta["headings"] = []
+    sid = raw.ref.source_id
+    return [SourceDocument(doc_id=sid, source_id=sid, text=text, metadata=meta)]
+
+
+def _csv_rows(text: str, where: str) -> Iterator[tuple[int, list[str], list[str]]]:
+    """Yield (row number, header, row) for each non-empty data row; malformed CSV names its line."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = [h.strip() for h in next(reader, [])]
+        number = 0
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) > len(header):
+                raise LoadError(
+                    f"malformed CSV at line {reader.line_num}: {len(row)} fields, "
+                    f"the header has {len(header)}",
+                    where=where,
+                )
+            number += 1
+            yield number, header, row
+    except csv.Error as exc:
+        raise LoadError(f"malformed CSV at line {reader.line_num}: {exc}", where=where) from exc
+
+
+def _row_text(header: list[str], row: list[str]) -> str:
+    lines = []
+    for i, value in enumerate(row):
+        name = header[i] if i < len(header) and header[i] else f"column {i + 1}"
+        if value.strip():
+            lines.append(f"{name}: {value.strip()}")
+    return "\n".join(lines)
+
+
+def _parse_csv(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]:
+    text = _decode(raw)
+    sid = raw.ref.source_id
+    rows = list(_csv_rows(text, sid))
+    if settings.csv_mode == "file":
+        meta = _metadata(raw, "csv", None, rows=len(rows), headings=[])
+        return [SourceDocument(doc_id=sid, source_id=sid, text=text, metadata=meta)]
+    stem = _stem(raw.ref)
+    return [
+        SourceDocument(
+            doc_id=f"{sid}#row={n}",
+            source_id=sid,
+            text=_row_text(header, row),
+            metadata=_metadata(raw, "csv", f"{stem}: {row[0].strip()}", row=n, headings=[]),
+        )
+        for n, header, row in rows
+    ]
+
+
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d])|opacity\s*:\s*0(?![.\d])",
+    re.IGNORECASE,
+)
+_DROPPED_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "head",
+    "svg",
+    "iframe",
+    "object",
+    "canvas",
+)
+_BLOCK_TAGS = (
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+    "ul",
+    "ol",
+    "li",
+    "table",
+    "pre",
+    "blockquote",
+    "dl",
+    "dt",
+    "dd",
+    "figure",
+    "figcaption",
+    "form",
+    "fieldset",
+    "address",
+    "details",
+    "summary",
+    "caption",
+    "hr",
+)
+_HEADING_TAG = re.compile(r"^h([1-6])$")
+
+
+def _is_hidden(tag: Tag) -> bool:
+    if tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).lower() == "true":
+        return True
+    return bool(_HIDDEN_STYLE.search(str(tag.get("style", ""))))
+
+
+def _pull_hidden(soup: BeautifulSoup) -> list[str]:
+    """Remove hidden elements from the tree and return their text."""
+    hidden = []
+    for tag in soup.find_all(_is_hidden):
+        if tag.decomposed:
+            continue
+        text = tag.get_text(" ", strip=True)
+        if text:
+            hidden.append(text)
+        tag.decompose()
+    return hidden
+
+
+def _mark_structure(soup: BeautifulSoup) -> None:
+    """Collapse whitespace, render headings as Markdown, put block elements on their own lines."""
+    for node in soup.find_all(string=True):
+        if type(node) is NavigableString and node.find_parent("pre") is None:
+            node.replace_with(re.sub(r"\s+", " ", str(node)))
+    for tag in soup.find_all(_HEADING_TAG):
+        level = int(_HEADING_TAG.match(tag.name).group(1))  # type: ignore[union-attr]
+        title = tag.get_text(" ", strip=True)
+        tag.replace_with(NavigableString(f"\n\n{'#' * level} {title}\n\n"))
+    for tag in soup.find_all("br"):
+        tag.replace_with(NavigableString("\n"))
+    for row in soup.find_all("tr"):
+        cells = [cell.get_text(" ", strip=True) for cell in row.find_all(["td", "th"])]
+        row.replace_with(NavigableString(f"\n{' | '.join(cells)}\n"))
+    for tag in soup.find_all("li"):
+        tag.insert(0, NavigableString("- "))
+    for tag in soup.find_all(_BLOCK_TAGS):
+        tag.insert_before(NavigableString("\n\n" if tag.name == "p" else "\n"))
+        tag.insert_after(NavigableString("\n\n" if tag.name == "p" else "\n"))
+
+
+def _tidy(text: str) -> str:
+    lines = [re.sub(r"[ \t]{2,}", " ", line).strip() for line in text.split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def html_to_text(html: str) -> tuple[str, dict[str, Any]]:
+    """Visible text of an HTML page (headings as Markdown) and its title, lang and hidden text."""
+    soup = BeautifulSoup(html, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    root = soup.find("html")
+    lang = str(root.get("lang")) if isinstance(root, Tag) and root.get("lang") else None
+    for tag in soup.find_all(_DROPPED_TAGS):
+        if not tag.decomposed:
+            tag.decompose()
+    hidden = _pull_hidden(soup)
+    _mark_structure(soup)
+    body = soup.find("body")
+    text = _tidy((body if isinstance(body, Tag) else soup).get_text())
+    return text, {"title": title or None, "lang": lang, "hidden_text": hidden}
+
+
+def _parse_html(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]:
+    text, found = html_to_text(_decode(raw))
+    meta = _metadata(raw, "html", found["title"], lang=found["lang"])
+    if found["hidden_text"]:
+        meta["hidden_text"] = found["hidden_text"]
+    sid = raw.ref.source_id
+    return [SourceDocument(doc_id=sid, source_id=sid, text=text, metadata=meta)]
+
+
+def _pdf_pages(raw: RawSource) -> tuple[list[str], str | None]:
+    """Page texts and the title of a PDF; corrupt or encrypted files raise LoadError."""
+    from pypdf import PdfReader
+
+    sid = raw.ref.source_id
+    try:
+        reader = PdfReader(io.BytesIO(raw.data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise LoadError("encrypted PDF", where=sid, hint="remove the password and ingest again")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+        title = reader.metadata.title if reader.metadata else None
+    except LoadError:
+        raise
+    except Exception as exc:  # pypdf raises many types on damaged input
+        raise LoadError(f"cannot read PDF ({type(exc).__name__}: {exc})", where=sid) from exc
+    return pages, (str(title).strip() or None) if title else None
+
+
+def _parse_pdf(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]:
+    pages, title = _pdf_pages(raw)
+    if not any(pages):
+        raise LoadError(
+            "the PDF has no extractable text",
+            where=raw.ref.source_id,
+            hint="scanned PDFs need OCR first",
+        )
+    starts, offset = [], 0
+    for page in pages:
+        starts.append(offset)
+        offset += len(page) + 2
+    meta = _metadata(raw, "pdf", title, pages=len(pages), page_starts=starts, headings=[])
+    sid = raw.ref.source_id
+    return [SourceDocument(doc_id=sid, source_id=sid, text="\n\n".join(pages), metadata=meta)]
+
+
+def _jsonl_doc(raw: RawSource, line_no: int, line: str) -> SourceDocument:
+    sid = raw.ref.source_id
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise LoadError(f"invalid JSON at line {line_no}: {exc.msg}", where=sid) from exc
+    if not isinstance(obj, dict) or "_id" not in obj or not isinstance(obj.get("text", ""), str):
+        raise LoadError(
+            f"line {line_no} is not a BEIR corpus record",
+            where=sid,
+            hint='expected {"_id", "title", "text"}',
+        )
+    title = str(obj.get("title") or "").strip()
+    body = obj.get("text") or ""
+    text = f"{title}\n\n{body}" if title else body
+    meta = _metadata(raw, "jsonl", title or str(obj["_id"]), line=line_no, headings=[])
+    return SourceDocument(doc_id=f"{sid}#{obj['_id']}", source_id=sid, text=text, metadata=meta)
+
+
+def _parse_jsonl(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]:
+    lines = _decode(raw).split("\n")
+    return [_jsonl_doc(raw, n, line) for n, line in enumerate(lines, start=1) if line.strip()]
+
+
+Parser = Callable[[RawSource, IngestSettings], list[SourceDocument]]
+PARSERS: dict[str, Parser] = {
+    **{suffix: _parse_text for suffix in TEXT_SUFFIXES},
+    ".csv": _parse_csv,
+    ".html": _parse_html,
+    ".htm": _parse_html,
+    ".pdf": _parse_pdf,
+    ".jsonl": _parse_jsonl,
+}
+
+
+def parse_source(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]:
+    """Check a source's bytes, then parse them into documents by format."""
+    check = check_integrity(raw.data, max_bytes=settings.max_bytes, binary_ok=raw.suffix == ".pdf")
+    if check.status == "rejected":
+        raise RejectedSourceError(
+            check.reason,
+            where=raw.ref.source_id,
+            signals=check.signals,
+            content_hash=raw.content_hash,
+        )
+    parser = PARSERS.get(raw.suffix)
+    if parser is None:
+        raise LoadError(
+            f"unsupported file type {raw.suffix!r}", where=raw.ref.source_id, hint=_supported_hint()
+        )
+    return parser(raw, settings)

@@ -1,0 +1,432 @@
+"""Source expansion, reading (files and a local HTTP server) and parsing of every format."""
+
+from __future__ import annotations
+
+import http.server
+import io
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragloom.errors import LoadError, RejectedSourceError
+from ragloom.ingest.loaders import (
+    SUPPORTED_SUFFIXES,
+    RawSource,
+    SourceRef,
+    expand_sources,
+    html_to_text,
+    parse_source,
+    read_source,
+    spec_origin,
+)
+from ragloom.settings import IngestSettings
+from ragloom.state import SourceDocument, content_hash
+
+ROOT = Path(__file__).resolve().parents[2]
+KB = ROOT / "examples" / "kb"
+BAD = ROOT / "tests" / "data" / "bad"
+SETTINGS = IngestSettings()
+
+
+def _file_ref(path: Path) -> SourceRef:
+    return SourceRef(source_id=path.as_posix(), origin=path.as_posix(), kind="file")
+
+
+def _load(path: Path, settings: IngestSettings = SETTINGS) -> list[SourceDocument]:
+    return parse_source(read_source(_file_ref(path), settings), settings)
+
+
+def _raw(name: str, data: bytes) -> RawSource:
+    suffix = Path(name).suffix
+    return RawSource(
+        ref=SourceRef(source_id=f"/x/{name}", origin=f"/x/{name}", kind="file"),
+        data=data,
+        content_hash=content_hash(data),
+        suffix=suffix,
+        media_type="text/plain",
+    )
+
+
+# --- expand_sources -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    for rel in [
+        "a.md",
+        "b.txt",
+        "sub/c.html",
+        "sub/deep/d.csv",
+        "skip.py",
+        ".hidden.md",
+        ".git/e.md",
+        "sub/.f.txt",
+    ]:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("content\n")
+    return tmp_path
+
+
+def test_directory_is_recursive_sorted_and_skips_hidden_and_unsupported(tree: Path) -> None:
+    refs, errors = expand_sources([str(tree)])
+    assert errors == []
+    names = [Path(r.source_id).relative_to(tree).as_posix() for r in refs]
+    assert names == ["a.md", "b.txt", "sub/c.html", "sub/deep/d.csv"]
+    assert {r.origin for r in refs} == {tree.as_posix()}
+    assert all(r.kind == "file" and Path(r.source_id).is_absolute() for r in refs)
+
+
+def test_globs_match_recursively_and_record_the_pattern_as_origin(tree: Path) -> None:
+    refs, errors = expand_sources([f"{tree}/**/*.md", f"{tree}/sub/?.html"])
+    assert errors == []
+    assert [Path(r.source_id).name for r in refs] == ["a.md", "c.html"]
+    assert refs[0].origin == f"{tree.as_posix()}/**/*.md"
+
+
+def test_relative_specs_are_made_absolute(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tree)
+    refs, _ = expand_sources(["a.md", "sub/../b.txt"])
+    assert [r.source_id for r in refs] == [(tree / "a.md").as_posix(), (tree / "b.txt").as_posix()]
+    assert spec_origin("sub") == (tree / "sub").as_posix()
+
+
+def test_refs_are_deduplicated_by_source_id(tree: Path) -> None:
+    refs, _ = expand_sources([str(tree / "a.md"), str(tree), f"{tree}/*.md"])
+    assert [r.source_id for r in refs].count((tree / "a.md").as_posix()) == 1
+    assert refs[0].origin == (tree / "a.md").as_posix()
+
+
+def test_spec_errors_are_reported_not_raised(tree: Path) -> None:
+    refs, errors = expand_sources(
+        [str(tree / "missing.md"), f"{tree}/*.nothing", str(tree / "skip.py"), str(tree / "a.md")]
+    )
+    assert [r.source_id for r in refs] == [(tree / "a.md").as_posix()]
+    messages = dict(errors)
+    assert "no such file or directory" in messages[str(tree / "missing.md")]
+    assert "no files match" in messages[f"{tree}/*.nothing"]
+    unsupported = messages[str(tree / "skip.py")]
+    assert "'.py'" in unsupported and all(s in unsupported for s in SUPPORTED_SUFFIXES)
+
+
+def test_empty_directory_gives_no_refs_and_no_error(tmp_path: Path) -> None:
+    assert expand_sources([str(tmp_path)]) == ([], [])
+
+
+def test_urls_are_refs() -> None:
+    refs, errors = expand_sources(["https://lumen.example/docs", "http://lumen.example/a.md"])
+    assert errors == []
+    assert [(r.kind, r.source_id, r.origin) for r in refs] == [
+        ("url", "https://lumen.example/docs", "https://lumen.example/docs"),
+        ("url", "http://lumen.example/a.md", "http://lumen.example/a.md"),
+    ]
+
+
+# --- every format parses --------------------------------------------------------------------
+
+
+def test_markdown() -> None:
+    (doc,) = _load(KB / "install-guide.md")
+    assert doc.doc_id == doc.source_id == (KB / "install-guide.md").as_posix()
+    assert doc.metadata["title"] == "Lumen Installation Guide"
+    assert doc.metadata["source_type"] == "markdown"
+    assert "modified" in doc.metadata
+    assert "port 8642" in doc.text
+
+
+def test_plain_text_title_falls_back_to_stem() -> None:
+    (doc,) = _load(KB / "calibration-notes.txt")
+    assert doc.metadata["title"] == "calibration-notes"
+    assert doc.metadata["source_type"] == "text"
+    assert "75 % RH" in doc.text
+
+
+def test_rst_title_and_crlf_and_bom(tmp_path: Path) -> None:
+    path = tmp_path / "guide.rst"
+    path.write_bytes(b"\xef\xbb\xbfLumen Guide\r\n===========\r\n\r\nBody text.\r\n")
+    (doc,) = _load(path)
+    assert doc.metadata["title"] == "Lumen Guide"
+    assert doc.text == "Lumen Guide\n===========\n\nBody text.\n"
+
+
+def test_csv_row_mode() -> None:
+    docs = _load(KB / "models.csv")
+    sid = (KB / "models.csv").as_posix()
+    assert [d.doc_id for d in docs] == [f"{sid}#row={n}" for n in range(1, 6)]
+    assert all(d.source_id == sid for d in docs)
+    max_row = docs[3]
+    assert "model: Lumen Max" in max_row.text.splitlines()
+    assert "price_eur: 529" in max_row.text.splitlines()
+    assert "battery_life_months" not in max_row.text
+    assert max_row.metadata["title"] == "models: Lumen Max"
+    assert max_row.metadata["row"] == 4
+
+
+def test_csv_file_mode() -> None:
+    (doc,) = _load(KB / "models.csv", IngestSettings(csv_mode="file"))
+    assert doc.doc_id == (KB / "models.csv").as_posix()
+    assert doc.text.startswith("model,sku,price_eur")
+    assert doc.metadata["rows"] == 5
+
+
+def test_html_visible_text_headings_and_title() -> None:
+    (doc,) = _load(KB / "privacy.html")
+    assert doc.metadata["title"] == "Lumen Privacy & Data Policy"
+    assert doc.metadata["lang"] == "en"
+    assert "# Privacy & Data Policy" in doc.text.splitlines()
+    assert "### Community Weather" in doc.text.splitlines()
+    assert "Frankfurt, Germany" in doc.text
+    assert "analytics" not in doc.text and "font-family" not in doc.text
+    assert "hidden_text" not in doc.metadata
+
+
+def test_html_table_rows_become_lines() -> None:
+    (doc,) = _load(KB / "support-plans.html")
+    assert (
+        "Lumen Care | EUR 3.99 per month | priority e-mail, answer within 2 business days"
+        " | unlimited" in doc.text
+    )
+
+
+def test_html_hidden_elements_go_to_hidden_text() -> None:
+    html = (
+        "<html><body><h2>Offers</h2><p>Visible  line\n with spaces.</p>"
+        '<p style="display: none">styled away</p><span hidden>attr hidden</span>'
+        '<div aria-hidden="true">aria hidden</div><p style="visibility:hidden">invisible</p>'
+        "<!-- a comment --><script>var x = 1;</script><pre>keep\n  lines</pre></body></html>"
+    )
+    text, found = html_to_text(html)
+    assert text.splitlines()[0] == "## Offers"
+    assert "Visible line with spaces." in text
+    assert found["hidden_text"] == ["styled away", "attr hidden", "aria hidden", "invisible"]
+    for hidden in ("styled away", "attr hidden", "aria hidden", "invisible", "comment", "var x"):
+        assert hidden not in text
+    assert "keep\nlines" in text
+    assert found["title"] is None
+
+
+def test_pdf_pages_and_page_starts() -> None:
+    (doc,) = _load(KB / "datasheet-lumen-pro.pdf")
+    starts = doc.metadata["page_starts"]
+    assert doc.metadata["title"] == "Lumen Pro (LM-300) Datasheet"
+    assert doc.metadata["pages"] == len(starts) == 4
+    assert starts[0] == 0 and starts == sorted(starts)
+    assert doc.text[starts[1] :].startswith("Sensors")
+    assert doc.text[starts[1] - 2 : starts[1]] == "\n\n"
+    page3 = doc.text[starts[2] : starts[3]]
+    assert "7 days without sun" in page3
+
+
+def test_jsonl_beir_corpus(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(
+        '{"_id": "d1", "title": "Lumen Pro", "text": "Wind up to 65 m/s.", "metadata": {}}\n\n'
+        '{"_id": 7, "text": "No title here."}\n'
+    )
+    docs = _load(path)
+    sid = path.as_posix()
+    assert [d.doc_id for d in docs] == [f"{sid}#d1", f"{sid}#7"]
+    assert docs[0].text == "Lumen Pro\n\nWind up to 65 m/s."
+    assert docs[0].metadata["title"] == "Lumen Pro"
+    assert docs[1].text == "No title here."
+
+
+def test_every_example_file_parses() -> None:
+    refs, errors = expand_sources([str(KB)])
+    assert errors == []
+    suffixes = {Path(r.source_id).suffix for r in refs}
+    assert suffixes == {".md", ".txt", ".csv", ".html", ".pdf"}
+    for ref in refs:
+        docs = parse_source(read_source(ref, SETTINGS), SETTINGS)
+        assert docs and all(d.text.strip() for d in docs)
+        for doc in docs:
+            scalars = {
+                k: v
+                for k, v in doc.metadata.items()
+                if k not in ("page_starts", "headings", "hidden_text")
+            }
+            assert all(isinstance(v, str | int | float | bool) for v in scalars.values())
+
+
+# --- bad inputs -----------------------------------------------------------------------------
+
+
+def test_malformed_csv_names_the_line() -> None:
+    with pytest.raises(LoadError, match="line 3"):
+        _load(BAD / "malformed.csv")
+
+
+def test_unterminated_csv_quote_is_an_error() -> None:
+    with pytest.raises(LoadError, match="malformed CSV"):
+        parse_source(_raw("q.csv", b'a,b\n1,"never closed\n'), SETTINGS)
+
+
+def test_corrupt_pdf() -> None:
+    with pytest.raises(LoadError, match="PDF"):
+        _load(BAD / "corrupt.pdf")
+
+
+def test_encrypted_pdf(tmp_path: Path) -> None:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for page in PdfReader(KB / "quick-start.pdf").pages:
+        writer.add_page(page)
+    writer.encrypt(user_password="secret", algorithm="RC4-128")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    path = tmp_path / "locked.pdf"
+    path.write_bytes(buffer.getvalue())
+    with pytest.raises(LoadError, match="encrypted"):
+        _load(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "signal"),
+    [("invalid-utf8.txt", "undecodable"), ("empty.md", "empty"), ("binary.txt", "binary")],
+)
+def test_integrity_rejections_carry_signals_and_hash(name: str, signal: str) -> None:
+    raw = read_source(_file_ref(BAD / name), SETTINGS)
+    with pytest.raises(RejectedSourceError) as caught:
+        parse_source(raw, SETTINGS)
+    assert caught.value.signals == [signal]
+    assert caught.value.content_hash == raw.content_hash
+    assert caught.value.where == (BAD / name).as_posix()
+
+
+def test_bad_jsonl_line_is_named() -> None:
+    with pytest.raises(LoadError, match="line 2"):
+        _load(BAD / "bad-line.jsonl")
+
+
+def test_missing_file_at_read_time(tmp_path: Path) -> None:
+    with pytest.raises(LoadError, match="no such file"):
+        read_source(_file_ref(tmp_path / "gone.md"), SETTINGS)
+
+
+def test_oversized_file_is_rejected_without_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "huge.txt"
+    with path.open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)
+
+    def refuse(self: Path) -> bytes:
+        raise AssertionError("an oversized file must not be read")
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    with pytest.raises(RejectedSourceError, match="oversized") as caught:
+        read_source(_file_ref(path), SETTINGS)
+    assert caught.value.signals == ["oversized"]
+
+
+# --- URLs against a local server ------------------------------------------------------------
+
+PAGE = (
+    b"<html><head><title>Lumen News</title></head>"
+    b"<body><h1>News</h1><p>Firmware 4.0.0 is out.</p></body></html>"
+)
+SLOW_S = 1.0
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+    def _send(self, status: int, body: bytes, content_type: str, length: bool = True) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        if length:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        match self.path:
+            case "/page":
+                self._send(200, PAGE, "text/html; charset=utf-8")
+            case "/notes":
+                self._send(200, b"# Notes\n\nPlain markdown.\n", "text/markdown")
+            case "/redirect":
+                self.send_response(302)
+                self.send_header("Location", "/page")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            case "/error":
+                self._send(500, b"boom", "text/plain")
+            case "/slow":
+                time.sleep(SLOW_S)
+                try:
+                    self._send(200, PAGE, "text/html")
+                except OSError:
+                    return
+            case "/big":
+                self._send(200, b"x" * 5000, "text/plain")
+            case "/big-unsized":
+                self._send(200, b"x" * 5000, "text/plain", length=False)
+            case "/image":
+                self._send(200, b"\x89PNG....", "image/png")
+            case _:
+                self._send(404, b"not found", "text/plain")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _url_ref(url: str) -> SourceRef:
+    return SourceRef(source_id=url, origin=url, kind="url")
+
+
+def test_url_html_page(server: str) -> None:
+    raw = read_source(_url_ref(f"{server}/page"), SETTINGS)
+    assert raw.suffix == ".html" and raw.media_type == "text/html"
+    (doc,) = parse_source(raw, SETTINGS)
+    assert doc.doc_id == f"{server}/page"
+    assert doc.metadata["title"] == "Lumen News"
+    assert doc.text == "# News\n\nFirmware 4.0.0 is out."
+
+
+def test_url_follows_redirects_and_maps_content_type(server: str) -> None:
+    assert read_source(_url_ref(f"{server}/redirect"), SETTINGS).data == PAGE
+    raw = read_source(_url_ref(f"{server}/notes"), SETTINGS)
+    assert raw.suffix == ".md"
+    assert parse_source(raw, SETTINGS)[0].metadata["title"] == "Notes"
+
+
+def test_url_http_error_names_url_and_status(server: str) -> None:
+    with pytest.raises(LoadError, match="500") as caught:
+        read_source(_url_ref(f"{server}/error"), SETTINGS)
+    assert caught.value.where == f"{server}/error"
+
+
+def test_url_timeout(server: str) -> None:
+    settings = IngestSettings(http_timeout_s=0.2)
+    with pytest.raises(LoadError, match="timed out after 0.2 s"):
+        read_source(_url_ref(f"{server}/slow"), settings)
+
+
+@pytest.mark.parametrize("path", ["/big", "/big-unsized"])
+def test_url_oversized_body(server: str, path: str) -> None:
+    with pytest.raises(RejectedSourceError, match="oversized") as caught:
+        read_source(_url_ref(f"{server}{path}"), IngestSettings(max_bytes=1000))
+    assert caught.value.signals == ["oversized"]
+
+
+def test_url_unsupported_content_type(server: str) -> None:
+    with pytest.raises(LoadError, match="image/png"):
+        read_source(_url_ref(f"{server}/image"), SETTINGS)
+
+
+def test_url_connection_refused() -> None:
+    with pytest.raises(LoadError, match="connection failed"):
+        read_source(_url_ref("http://127.0.0.1:9/nothing"), IngestSettings(http_timeout_s=1))
