@@ -1,0 +1,159 @@
+"""Rank fusion (RRF, convex, union-max), MMR diversification and the fuse node."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.trace import StageClock
+from ragloom.state import Chunk, RagState, ScoredChunk
+
+ORIGIN_RRF = "rrf"
+ORIGIN_CONVEX = "convex"
+
+
+def dedup(chunks: Sequence[ScoredChunk]) -> list[ScoredChunk]:
+    """Keep the first occurrence of each chunk id, order preserved."""
+    seen: set[str] = set()
+    unique: list[ScoredChunk] = []
+    for scored in chunks:
+        if scored.chunk.id not in seen:
+            seen.add(scored.chunk.id)
+            unique.append(scored)
+    return unique
+
+
+def rrf(
+    lists: Sequence[Sequence[ScoredChunk]], k: int = 60, limit: int | None = None
+) -> list[ScoredChunk]:
+    """Reciprocal rank fusion: score(d) = Σ 1/(k + rank_i(d)), 1-based ranks, ties in seen order."""
+    scores: dict[str, float] = {}
+    first: dict[str, ScoredChunk] = {}
+    for ranked in lists:
+        for rank, scored in enumerate(dedup(ranked), start=1):
+            first.setdefault(scored.chunk.id, scored)
+            scores[scored.chunk.id] = scores.get(scored.chunk.id, 0.0) + 1.0 / (k + rank)
+    order = sorted(first, key=lambda cid: -scores[cid])
+    fused = [
+        ScoredChunk(chunk=first[c].chunk, score=scores[c], score_origin=ORIGIN_RRF) for c in order
+    ]
+    return fused[:limit] if limit is not None else fused
+
+
+def _minmax(ranked: Sequence[ScoredChunk]) -> dict[str, float]:
+    """Min-max normalise scores into [0, 1]; a constant list maps to 1.0."""
+    unique = dedup(ranked)
+    if not unique:
+        return {}
+    values = [s.score for s in unique]
+    low, high = min(values), max(values)
+    span = high - low
+    return {s.chunk.id: (s.score - low) / span if span > 0 else 1.0 for s in unique}
+
+
+def convex(
+    dense: Sequence[ScoredChunk],
+    sparse: Sequence[ScoredChunk],
+    bm25_weight: float,
+    limit: int | None = None,
+) -> list[ScoredChunk]:
+    """Convex fusion (1-w)·minmax(dense) + w·minmax(bm25); a chunk missing from a leg gets 0."""
+    dense_norm, sparse_norm = _minmax(dense), _minmax(sparse)
+    chunks: dict[str, Chunk] = {}
+    for scored in [*dense, *sparse]:
+        chunks.setdefault(scored.chunk.id, scored.chunk)
+    order = list(chunks)
+    scores = {
+        cid: (1.0 - bm25_weight) * dense_norm.get(cid, 0.0)
+        + bm25_weight * sparse_norm.get(cid, 0.0)
+        for cid in order
+    }
+    order.sort(key=lambda cid: -scores[cid])
+    fused = [
+        ScoredChunk(chunk=chunks[c], score=scores[c], score_origin=ORIGIN_CONVEX) for c in order
+    ]
+    return fused[:limit] if limit is not None else fused
+
+
+def union_max(
+    lists: Sequence[Sequence[ScoredChunk]], limit: int | None = None
+) -> list[ScoredChunk]:
+    """Union by chunk id keeping each chunk's best score; sorted by score, ties in seen order."""
+    best: dict[str, ScoredChunk] = {}
+    for ranked in lists:
+        for scored in ranked:
+            kept = best.get(scored.chunk.id)
+            if kept is None or scored.score > kept.score:
+                best[scored.chunk.id] = scored
+    merged = sorted(best.values(), key=lambda s: -s.score)
+    return merged[:limit] if limit is not None else merged
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    """Scale a vector to unit length (zero stays zero)."""
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+def mmr(
+    query: np.ndarray,
+    candidates: Sequence[ScoredChunk],
+    embeddings: Mapping[str, np.ndarray],
+    lambda_: float,
+    limit: int | None = None,
+) -> list[ScoredChunk]:
+    """Maximal marginal relevance: pick argmax λ·sim(q, d) − (1−λ)·max sim(d, chosen) in turn.
+
+    Chunks without a stored embedding keep their order after the diversified ones.
+    """
+    pool = [s for s in dedup(candidates) if s.chunk.id in embeddings]
+    rest = [s for s in dedup(candidates) if s.chunk.id not in embeddings]
+    if not pool:
+        return rest[:limit] if limit is not None else rest
+    matrix = np.stack([_unit(np.asarray(embeddings[s.chunk.id], dtype=np.float32)) for s in pool])
+    relevance = matrix @ _unit(np.asarray(query, dtype=np.float32).ravel())
+    similarity = matrix @ matrix.T
+    selected: list[int] = []
+    remaining = list(range(len(pool)))
+    while remaining:
+        redundancy = (
+            similarity[np.ix_(remaining, selected)].max(axis=1)
+            if selected
+            else np.zeros(len(remaining))
+        )
+        gains = lambda_ * relevance[remaining] - (1.0 - lambda_) * redundancy
+        selected.append(remaining.pop(int(np.argmax(gains))))
+    ordered = [pool[i] for i in selected] + rest
+    return ordered[:limit] if limit is not None else ordered
+
+
+def fuse(state: RagState, deps: RagDeps) -> dict:
+    """Combine the per-probe candidate lists into one deduplicated ranking."""
+    settings = deps.settings
+    with StageClock("fuse") as clock:
+        lists = state.get("candidates") or []
+        limit = settings.retrieval.candidate_k
+        if len(lists) <= 1:
+            method = "pass-through"
+            fused = dedup(lists[0] if lists else [])[:limit]
+        elif settings.transform.name == "rag-fusion":
+            method = "rrf"
+            fused = rrf(lists, k=settings.retrieval.rrf_k, limit=limit)
+        else:
+            method = "union-max"
+            fused = union_max(lists, limit=limit)
+        clock.note(method=method, probes=len(lists), inputs=sum(len(c) for c in lists))
+        if settings.retrieval.mmr and len(fused) > 1:
+            fused = _diversify(state, deps, fused)
+            clock.note(mmr=True, mmr_lambda=settings.retrieval.mmr_lambda)
+        clock.note(fused=len(fused))
+    return {"fused": fused, "trace": clock.trace()}
+
+
+def _diversify(state: RagState, deps: RagDeps, fused: list[ScoredChunk]) -> list[ScoredChunk]:
+    """Reorder fused by MMR against the original question's embedding."""
+    query = deps.embedder.embed_array([state["question"]])[0]
+    embeddings = deps.index.get_embeddings([s.chunk.id for s in fused])
+    return mmr(query, fused, embeddings, deps.settings.retrieval.mmr_lambda)

@@ -1,0 +1,149 @@
+"""The groundedness node: check that every claim is supported by the passages it cites."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.generate import is_abstention
+from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
+from ragloom.nodes.trace import StageClock, log_once
+from ragloom.providers.chat import complete
+from ragloom.state import RagState, ScoredChunk, Verdict
+
+STAGE = "groundedness"
+CLAIM_SUPPORT = 0.6
+LLM_SYSTEM = (
+    "You check whether an answer is supported by the passages. Reply with JSON only: "
+    '{"grounded": true or false, "score": number between 0 and 1 (share of supported claims)}.'
+)
+_JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+
+
+def claim_support(claim: str, cited: Sequence[str]) -> float:
+    """Share of the claim's content tokens found in the cited passages (0 when nothing is cited)."""
+    tokens = set(tokenize(claim))
+    if not tokens or not cited:
+        return 0.0
+    evidence = set(tokenize(" ".join(cited)))
+    return len(tokens & evidence) / len(tokens)
+
+
+def heuristic_score(draft: str, passages: Sequence[ScoredChunk]) -> tuple[float, int, int]:
+    """Return (supported share, supported, claims); a claim is a sentence with content words."""
+    claims = supported = 0
+    for sentence in split_sentences(draft):
+        claim = strip_markers(sentence.text)
+        if not tokenize(claim):
+            continue
+        claims += 1
+        markers = [m for m in markers_in(sentence.text) if 1 <= m <= len(passages)]
+        cited = [passages[m - 1].chunk.text for m in markers]
+        supported += claim_support(claim, cited) >= CLAIM_SUPPORT
+    return (supported / claims if claims else 1.0), supported, claims
+
+
+def _as_bool(value: Any) -> bool | None:
+    """A JSON boolean, or a yes/no/true/false string; None otherwise."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return {"true": True, "yes": True, "false": False, "no": False}.get(value.strip().lower())
+    return None
+
+
+def _as_score(value: Any) -> float | None:
+    """A number clamped to [0, 1]; None when not numeric."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return min(1.0, max(0.0, float(value)))
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_llm_verdict(text: str, threshold: float) -> tuple[bool, float] | None:
+    """Parse {"grounded": bool, "score": float} tolerantly; None when unusable."""
+    match = _JSON_OBJECT.search(text)
+    if match is None:
+        return None
+    try:
+        data: Any = json.loads(match.group(0))
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    grounded, score = _as_bool(data.get("grounded")), _as_score(data.get("score"))
+    if grounded is None and score is None:
+        return None
+    if grounded is None:
+        grounded = score is not None and score >= threshold
+    return grounded, score if score is not None else float(grounded)
+
+
+def _llm_check(
+    draft: str, passages: Sequence[ScoredChunk], deps: RagDeps, clock: StageClock
+) -> tuple[bool, float] | None:
+    """Ask the chat model for a verdict; None (traced) when the call or the parse fails."""
+    context = "\n\n".join(f"[{i}] {p.chunk.text}" for i, p in enumerate(passages, start=1))
+    prompt = f"Passages:\n\n{context}\n\nAnswer:\n{draft}"
+    try:
+        reply = complete(deps.chat, LLM_SYSTEM, prompt)  # type: ignore[arg-type]
+    except Exception as exc:  # noqa: BLE001 - falls back to the heuristic, traced
+        clock.note(fallback=f"heuristic: chat model failed: {type(exc).__name__}: {exc}")
+        return None
+    parsed = parse_llm_verdict(reply, deps.settings.groundedness.threshold)
+    if parsed is None:
+        clock.note(fallback="heuristic: unparseable model verdict")
+    return parsed
+
+
+def _checker(deps: RagDeps, clock: StageClock) -> str:
+    """The checker that can run: `llm` needs a chat model, otherwise the heuristic (traced)."""
+    wanted = deps.settings.groundedness.checker
+    if wanted == "llm" and deps.chat is None:
+        log_once("groundedness.no-chat", "no chat model: groundedness uses the heuristic checker")
+        clock.note(fallback="heuristic: llm checker needs a chat model")
+        return "heuristic"
+    return wanted
+
+
+def groundedness(state: RagState, deps: RagDeps) -> dict:
+    """Judge whether the draft's claims are supported by the passages they cite."""
+    settings = deps.settings.groundedness
+    draft = state.get("draft") or ""
+    passages = state.get("passages") or []
+    with StageClock(STAGE) as clock:
+        if not settings.enabled:
+            return {"verdicts": [], "trace": clock.skip("groundedness check disabled")}
+        if not draft:
+            return {"verdicts": [], "trace": clock.skip("no draft to check")}
+        if is_abstention(draft):
+            verdict = Verdict(
+                stage=STAGE, verdict="grounded", score=1.0, reason="abstention: no claims"
+            )
+            clock.note(checker="none", verdict=verdict.verdict, reason=verdict.reason)
+            return {"verdicts": [verdict], "trace": clock.trace()}
+        checker = _checker(deps, clock)
+        parsed = _llm_check(draft, passages, deps, clock) if checker == "llm" else None
+        if parsed is not None:
+            grounded, score = parsed
+            reason = "llm checker"
+        else:
+            checker = "heuristic"
+            score, supported, claims = heuristic_score(draft, passages)
+            grounded = score >= settings.threshold
+            reason = f"{supported}/{claims} claims supported by their cited passages"
+        verdict = Verdict(
+            stage=STAGE,
+            verdict="grounded" if grounded else "ungrounded",
+            score=score,
+            reason=reason,
+        )
+        clock.note(
+            checker=checker, verdict=verdict.verdict, score=score, threshold=settings.threshold
+        )
+    return {"verdicts": [verdict], "trace": clock.trace()}

@@ -1,0 +1,93 @@
+"""The retrieve node: dense, BM25 or hybrid retrieval for every probe."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ragloom.errors import StoreError
+from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.fuse import convex, rrf
+from ragloom.nodes.trace import StageClock, log_once
+from ragloom.settings import RetrievalSettings
+from ragloom.state import RagState, ScoredChunk
+
+BM25_MISSING = "bm25 index missing: hybrid retrieval degraded to vector"
+
+
+def _ms_since(start: float) -> float:
+    """Milliseconds elapsed since a perf_counter reading."""
+    return round((time.perf_counter() - start) * 1000.0, 3)
+
+
+def _effective_mode(deps: RagDeps, clock: StageClock) -> str:
+    """The retrieval mode this run can serve, with a traced degradation when BM25 is missing."""
+    mode = deps.settings.retrieval.mode
+    if deps.bm25 is not None or mode == "vector":
+        return mode
+    if mode == "bm25":
+        raise StoreError(
+            "retrieval mode 'bm25' needs a BM25 index and none is loaded",
+            where="retrieve",
+            hint="ingest the collection first, or set retrieval.mode to 'vector' or 'hybrid'",
+        )
+    log_once("retrieve.bm25-missing", BM25_MISSING)
+    clock.note(degraded=BM25_MISSING)
+    return "vector"
+
+
+def _dense_legs(
+    probes: list[str], deps: RagDeps, filters: dict[str, Any] | None, clock: StageClock
+) -> list[list[ScoredChunk]]:
+    """Embed all probes in one batch and search the document index for each."""
+    k = deps.settings.retrieval.candidate_k
+    start = time.perf_counter()
+    vectors = deps.embedder.embed_array(probes)
+    embed_ms = _ms_since(start)
+    start = time.perf_counter()
+    legs = [deps.index.search(vector, k, where=filters) for vector in vectors]
+    clock.note(
+        embed_ms=embed_ms, vector_ms=_ms_since(start), vector_hits=[len(leg) for leg in legs]
+    )
+    return legs
+
+
+def _bm25_legs(
+    probes: list[str], deps: RagDeps, filters: dict[str, Any] | None, clock: StageClock
+) -> list[list[ScoredChunk]]:
+    """Search the BM25 index for each probe."""
+    k = deps.settings.retrieval.candidate_k
+    start = time.perf_counter()
+    legs = [deps.bm25.search(probe, k, where=filters) for probe in probes]  # type: ignore[union-attr]
+    clock.note(bm25_ms=_ms_since(start), bm25_hits=[len(leg) for leg in legs])
+    return legs
+
+
+def fuse_legs(
+    dense: list[ScoredChunk], sparse: list[ScoredChunk], settings: RetrievalSettings
+) -> list[ScoredChunk]:
+    """Fuse one probe's dense and BM25 lists with the configured method."""
+    if settings.fusion == "convex":
+        return convex(dense, sparse, settings.convex_bm25_weight, limit=settings.candidate_k)
+    return rrf([dense, sparse], k=settings.rrf_k, limit=settings.candidate_k)
+
+
+def retrieve(state: RagState, deps: RagDeps) -> dict:
+    """Retrieve candidates for every probe with the configured retrieval mode."""
+    settings = deps.settings.retrieval
+    probes = state.get("probes") or [state["question"]]
+    filters = state.get("filters") or None
+    with StageClock("retrieve") as clock:
+        mode = _effective_mode(deps, clock)
+        clock.note(
+            mode=mode, probes=len(probes), candidate_k=settings.candidate_k, filtered=bool(filters)
+        )
+        dense = _dense_legs(probes, deps, filters, clock) if mode in ("vector", "hybrid") else None
+        sparse = _bm25_legs(probes, deps, filters, clock) if mode in ("bm25", "hybrid") else None
+        if dense is not None and sparse is not None:
+            candidates = [fuse_legs(d, s, settings) for d, s in zip(dense, sparse, strict=True)]
+            clock.note(fusion=settings.fusion)
+        else:
+            candidates = [leg[: settings.candidate_k] for leg in (dense or sparse or [])]
+        clock.note(candidates=[len(c) for c in candidates])
+    return {"candidates": candidates, "trace": clock.trace()}

@@ -1,0 +1,149 @@
+"""Text utilities shared by the query nodes: sentences, overlap tokens, token estimates."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import threading
+from typing import NamedTuple
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_SENTENCE_END = re.compile(r"[.!?]+['\"”’)\]]*(?:[ \t]*\[\d+(?:\s*,\s*\d+)*\])*")
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*•]\s|#{1,6}\s|\d+[.)]\s))")
+_ABBREVIATIONS = frozenset(
+    {"e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "st", "fig", "no", "cf", "al"}
+)
+_MARKER = re.compile(r"(\s*)\[(\s*\d+\s*(?:[,;]\s*\d+\s*)*)\]")
+_local = threading.local()
+
+
+class Sentence(NamedTuple):
+    """A sentence and its character offsets in the text it was split from."""
+
+    text: str
+    start: int
+    end: int
+
+
+@functools.lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """English stopwords for overlap scoring: bm25s's NLTK list (it has the question words)."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS)
+
+
+def _stemmer() -> object:
+    """Per-thread PyStemmer instance (stemmers are not thread-safe)."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        import Stemmer
+
+        stemmer = Stemmer.Stemmer("english")
+        _local.stemmer = stemmer
+    return stemmer
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens, punctuation dropped."""
+    return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
+
+
+def content_words(text: str) -> list[str]:
+    """Words that carry content: no stopwords, no single letters (digits are kept)."""
+    stop = stopwords()
+    return [w for w in words(text) if w not in stop and (len(w) > 1 or w.isdigit())]
+
+
+def tokenize(text: str) -> list[str]:
+    """Stemmed content tokens for overlap scoring."""
+    terms = content_words(text)
+    return list(_stemmer().stemWords(terms)) if terms else []  # type: ignore[attr-defined]
+
+
+def estimate_tokens(text: str, chars_per_token: float) -> int:
+    """Approximate token count: characters divided by chars_per_token, rounded up."""
+    return math.ceil(len(text) / chars_per_token)
+
+
+def _is_abbreviation(text: str, dot_at: int) -> bool:
+    """True when the period at dot_at ends an abbreviation or an initial."""
+    if text[dot_at] != ".":
+        return False
+    head = text[:dot_at]
+    word = head.rsplit(None, 1)[-1] if head.strip() else ""
+    word = word.lstrip("([\"'").lower()
+    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
+
+
+def _boundaries(text: str) -> list[int]:
+    """Offsets where a sentence ends."""
+    cuts = {m.start() for m in _BLOCK_BREAK.finditer(text)}
+    for match in _SENTENCE_END.finditer(text):
+        rest = text[match.end() :]
+        follower = rest.lstrip()
+        if rest and (rest == follower or (follower and follower[0].islower())):
+            continue
+        if _is_abbreviation(text, match.start()):
+            continue
+        cuts.add(match.end())
+    cuts.add(len(text))
+    return sorted(cuts)
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    """Split text into sentences with exact offsets; trailing `[n]` markers stay attached."""
+    sentences: list[Sentence] = []
+    begin = 0
+    for cut in _boundaries(text):
+        span = text[begin:cut]
+        stripped = span.strip()
+        if stripped:
+            start = begin + (len(span) - len(span.lstrip()))
+            sentences.append(Sentence(stripped, start, start + len(stripped)))
+        begin = cut
+    return sentences
+
+
+def clip(text: str, limit: int) -> str:
+    """Longest prefix within limit chars, ending at a sentence, else a word boundary, else hard."""
+    if len(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    ends = [s.end for s in split_sentences(text) if s.end <= limit]
+    if ends:
+        return text[: ends[-1]]
+    space = text.rfind(" ", 0, limit + 1)
+    return text[: space if space > 0 else limit].rstrip()
+
+
+def marker_numbers(group: str) -> list[int]:
+    """The numbers inside one marker group such as '1, 3'."""
+    return [int(n) for n in re.findall(r"\d+", group)]
+
+
+def markers_in(text: str) -> list[int]:
+    """Every `[n]` / `[n, m]` marker number in text, in order of appearance."""
+    return [n for m in _MARKER.finditer(text) for n in marker_numbers(m.group(2))]
+
+
+def strip_markers(text: str) -> str:
+    """Text with every `[n]` marker removed."""
+    return _MARKER.sub("", text).strip()
+
+
+def filter_markers(text: str, valid: range) -> tuple[str, list[int]]:
+    """Remove marker numbers outside valid; return the new text and the removed numbers."""
+    removed: list[int] = []
+
+    def _keep(match: re.Match[str]) -> str:
+        numbers = marker_numbers(match.group(2))
+        kept = [n for n in numbers if n in valid]
+        removed.extend(n for n in numbers if n not in valid)
+        if len(kept) == len(numbers):
+            return match.group(0)
+        return f"{match.group(1)}[{', '.join(map(str, kept))}]" if kept else ""
+
+    return _MARKER.sub(_keep, text), removed

@@ -1,0 +1,88 @@
+"""Chat models by name: `none` (offline paths) or an OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from ragloom.errors import ConfigError, UnknownNameError
+from ragloom.settings import ChatSettings
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+PROVIDERS = ("none", "openai")
+_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+
+def is_loopback(base_url: str | None) -> bool:
+    """True when base_url points at this machine."""
+    if not base_url:
+        return False
+    host = urlparse(base_url).hostname or ""
+    return host in _LOOPBACK_HOSTS or host.startswith("127.")
+
+
+def _api_key(settings: ChatSettings) -> str:
+    """Key from the configured env var, or `local` for a loopback endpoint without one."""
+    key = os.environ.get(settings.api_key_env, "")
+    if key:
+        return key
+    if is_loopback(settings.base_url):
+        return "local"
+    raise ConfigError(
+        f"chat provider 'openai' needs an API key in ${settings.api_key_env}",
+        where="settings.chat",
+        hint=f"export {settings.api_key_env}=... or point chat.base_url at a local server",
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _build_openai(settings_json: str, api_key: str) -> BaseChatModel:
+    """Construct the ChatOpenAI client once per (settings, key)."""
+    try:
+        from langchain_openai import ChatOpenAI
+    except ImportError as exc:
+        raise ConfigError(
+            "chat provider 'openai' needs langchain-openai",
+            where="settings.chat",
+            hint="pip install 'ragloom[llm]'",
+        ) from exc
+    settings = ChatSettings.model_validate_json(settings_json)
+    return ChatOpenAI(
+        base_url=settings.base_url,
+        model=settings.model,
+        api_key=api_key,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        timeout=settings.timeout_s,
+        max_retries=1,
+    )
+
+
+def get_chat_model(settings: ChatSettings) -> BaseChatModel | None:
+    """Return the configured chat model (cached per settings), or None for provider `none`."""
+    match settings.provider:
+        case "none":
+            return None
+        case "openai":
+            return _build_openai(settings.model_dump_json(), _api_key(settings))
+        case _:
+            raise UnknownNameError("chat provider", settings.provider, PROVIDERS)
+
+
+def complete(chat: BaseChatModel, system: str, user: str) -> str:
+    """Send one system + user turn and return the reply text (reasoning blocks removed)."""
+    reply = chat.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+    content = reply.content
+    if isinstance(content, list):
+        content = "".join(
+            part if isinstance(part, str) else str(part.get("text", "")) for part in content
+        )
+    return _THINK.sub("", str(content)).strip()

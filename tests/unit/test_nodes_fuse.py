@@ -1,0 +1,141 @@
+"""Fusion functions (RRF, convex, union-max, MMR) and the fuse node, as hand-computed tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.fuse import convex, dedup, fuse, mmr, rrf, union_max
+from ragloom.settings import RagSettings
+from ragloom.state import Chunk, ScoredChunk
+
+
+def sc(cid: str, score: float = 0.0, origin: str = "vector") -> ScoredChunk:
+    """A scored chunk whose text is its id."""
+    chunk = Chunk(id=cid, source_id=f"{cid}.md", doc_id=cid, text=cid, start=0, end=len(cid))
+    return ScoredChunk(chunk=chunk, score=score, score_origin=origin)
+
+
+def ranking(chunks: list[ScoredChunk]) -> list[tuple[str, float]]:
+    """(id, rounded score) pairs."""
+    return [(s.chunk.id, round(s.score, 6)) for s in chunks]
+
+
+def test_rrf_hand_computed() -> None:
+    fused = rrf([[sc("a"), sc("b"), sc("c")], [sc("b"), sc("d")]], k=60)
+    assert ranking(fused) == [
+        ("b", round(1 / 62 + 1 / 61, 6)),
+        ("a", round(1 / 61, 6)),
+        ("d", round(1 / 62, 6)),
+        ("c", round(1 / 63, 6)),
+    ]
+    assert {s.score_origin for s in fused} == {"rrf"}
+
+
+def test_rrf_small_k_ties_keep_first_seen_order_and_limit() -> None:
+    fused = rrf([[sc("a"), sc("b")], [sc("b"), sc("a")]], k=1, limit=1)
+    assert ranking(fused) == [("a", round(1 / 2 + 1 / 3, 6))]
+
+
+def test_rrf_counts_a_duplicate_within_one_list_once() -> None:
+    fused = rrf([[sc("a"), sc("a"), sc("b")]], k=10)
+    assert ranking(fused) == [("a", round(1 / 11, 6)), ("b", round(1 / 12, 6))]
+
+
+@pytest.mark.parametrize(
+    ("weight", "expected"),
+    [
+        # dense a=1.0, b=0.5, c=0.0 (min-max of 0.9, 0.6, 0.3); bm25 b=1.0, d=0.0 (of 8, 2)
+        (0.0, [("a", 1.0), ("b", 0.5), ("c", 0.0), ("d", 0.0)]),
+        (0.4, [("b", 0.7), ("a", 0.6), ("c", 0.0), ("d", 0.0)]),
+        (1.0, [("b", 1.0), ("a", 0.0), ("c", 0.0), ("d", 0.0)]),
+    ],
+)
+def test_convex_table(weight: float, expected: list[tuple[str, float]]) -> None:
+    dense = [sc("a", 0.9), sc("b", 0.6), sc("c", 0.3)]
+    sparse = [sc("b", 8.0, "bm25"), sc("d", 2.0, "bm25")]
+    fused = convex(dense, sparse, weight)
+    assert ranking(fused) == expected
+    assert {s.score_origin for s in fused} == {"convex"}
+
+
+def test_convex_constant_leg_counts_fully() -> None:
+    fused = convex([sc("a", 0.5)], [], 0.4)
+    assert ranking(fused) == [("a", 0.6)]
+
+
+def test_union_max_keeps_best_score_per_chunk() -> None:
+    merged = union_max([[sc("a", 0.5), sc("b", 0.4)], [sc("b", 0.9), sc("c", 0.1)]])
+    assert ranking(merged) == [("b", 0.9), ("a", 0.5), ("c", 0.1)]
+
+
+def test_dedup_keeps_first() -> None:
+    assert ranking(dedup([sc("a", 1), sc("b", 2), sc("a", 3)])) == [("a", 1.0), ("b", 2.0)]
+
+
+def test_mmr_prefers_diverse_second_pick() -> None:
+    query = np.array([1.0, 0.0, 0.0])
+    embeddings = {
+        "a": np.array([0.9, 0.436, 0.0]),  # relevance 0.9
+        "a2": np.array([0.89, 0.456, 0.0]),  # near-duplicate of a
+        "b": np.array([0.8, -0.6, 0.0]),  # relevance 0.8, far from a
+    }
+    candidates = [sc("a", 0.9), sc("a2", 0.89), sc("b", 0.7), sc("x", 0.5)]
+    assert [s.chunk.id for s in mmr(query, candidates, embeddings, 0.5)] == ["a", "b", "a2", "x"]
+    assert [s.chunk.id for s in mmr(query, candidates, embeddings, 1.0)] == ["a", "a2", "b", "x"]
+
+
+class _Embedder:
+    """Embeds every text to the same axis (the MMR query)."""
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        return np.tile(np.array([1.0, 0.0], dtype=np.float32), (len(texts), 1))
+
+
+class _Index:
+    """Only get_embeddings is needed by the fuse node."""
+
+    def __init__(self, vectors: dict[str, list[float]]) -> None:
+        self.vectors = {k: np.array(v) for k, v in vectors.items()}
+
+    def get_embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
+        return {i: self.vectors[i] for i in ids if i in self.vectors}
+
+
+def _deps(transform: str = "none", **retrieval: object) -> RagDeps:
+    settings = RagSettings.model_validate(
+        {"transform": {"name": transform}, "retrieval": {"candidate_k": 3, **retrieval}}
+    )
+    index = _Index({"a": [0.8, 0.6], "a2": [0.8, 0.61], "b": [0.8, -0.6]})
+    return RagDeps(settings=settings, index=index, embedder=_Embedder())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("transform", "method", "ids"),
+    [
+        ("multi-query", "union-max", ["b", "a", "c"]),
+        ("rag-fusion", "rrf", ["b", "a", "c"]),
+    ],
+)
+def test_fuse_node_methods(transform: str, method: str, ids: list[str]) -> None:
+    lists = [[sc("a", 0.5), sc("b", 0.4)], [sc("b", 0.9), sc("c", 0.1), sc("d", 0.05)]]
+    update = fuse({"question": "q", "candidates": lists}, _deps(transform))
+    assert [s.chunk.id for s in update["fused"]] == ids
+    (step,) = update["trace"]
+    assert step.stage == "fuse" and step.detail["method"] == method and step.detail["fused"] == 3
+
+
+def test_fuse_node_single_probe_passes_through_deduplicated() -> None:
+    update = fuse(
+        {"question": "q", "candidates": [[sc("a", 1), sc("a", 1), sc("b", 0.5)]]}, _deps()
+    )
+    assert [s.chunk.id for s in update["fused"]] == ["a", "b"]
+    assert update["trace"][0].detail["method"] == "pass-through"
+
+
+def test_fuse_node_mmr_reorders() -> None:
+    candidates = [[sc("a", 0.9), sc("a2", 0.8), sc("b", 0.5)]]
+    update = fuse({"question": "q", "candidates": candidates}, _deps(mmr=True, mmr_lambda=0.5))
+    assert [s.chunk.id for s in update["fused"]] == ["a", "b", "a2"]
+    assert update["trace"][0].detail["mmr"] is True
