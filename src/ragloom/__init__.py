@@ -15,3 +15,27 @@ os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "ingest": "ragloom.runner",
+    "ask": "ragloom.runner",
+    "retrieve": "ragloom.runner",
+    "build_graph": "ragloom.profiles.resolver",
+    "as_retriever": "ragloom.retriever",
+    "load_settings": "ragloom.settings",
+    "RagSettings": "ragloom.settings",
+    "RagAnswer": "ragloom.state",
+    "IngestionReport": "ragloom.state",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    """Import the public functions lazily so `import ragloom` stays cheap."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragloom' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -42,7 +42,7 @@ class IngestSettings(_Section):
     csv_mode: Literal["row", "file"] = "row"
     max_bytes: int = Field(20 * 1024 * 1024, ge=1)
     http_timeout_s: float = Field(10.0, gt=0)
-    batch_documents: int = Field(256, ge=1)
+    batch_sources: int = Field(64, ge=1, description="sources per ingest batch (recorded together)")
     quarantine_suspicious: bool = False
 
 

@@ -117,6 +117,7 @@ class SourceResult(BaseModel):
     errors: list[str] = Field(default_factory=list)
     signals: list[str] = Field(default_factory=list)
     suspicious_documents: int = 0
+    quarantined_documents: int = 0
 
 
 class IngestionReport(BaseModel):

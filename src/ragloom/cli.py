@@ -1,0 +1,192 @@
+"""Command line: `ragloom ingest | ask | search`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ragloom.errors import RagloomError
+from ragloom.state import IngestionReport, RagAnswer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="ragloom: LangGraph-native retrieval-augmented generation.")
+out = Console()
+err = Console(stderr=True)
+
+DataDirOpt = Annotated[Optional[Path], typer.Option("--data-dir", envvar="RAGLOOM_DATA_DIR",
+                                                    help="where all on-disk state lives")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", envvar="RAGLOOM_CONFIG",
+                                                   help="YAML settings file")]
+CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help="collection name")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print machine-readable JSON")]
+
+
+def _fail(exc: RagloomError) -> None:
+    err.print(f"[bold red]error:[/] {exc}", highlight=False)
+    raise typer.Exit(2)
+
+
+def _summary(report: IngestionReport) -> None:
+    table = Table(title=f"ingest → {report.collection}", show_lines=False)
+    for column in ("source", "status", "docs", "chunks", "embedded", "notes"):
+        table.add_column(column, overflow="fold")
+    styles = {"failed": "red", "quarantined": "yellow", "removed": "magenta", "unchanged": "dim"}
+    for s in report.sources:
+        notes = "; ".join(s.errors) or (", ".join(s.signals) if s.signals else "")
+        table.add_row(s.source_id, f"[{styles.get(s.status, 'green')}]{s.status}[/]",
+                      str(s.documents), str(s.chunks), str(s.embeddings_computed), notes)
+    out.print(table)
+    counts = ", ".join(f"{n} {st}" for st in ("ingested", "updated", "unchanged", "removed",
+                                               "quarantined", "failed")
+                       if (n := report.count(st)))
+    out.print(f"{counts or 'no sources'}; {report.embeddings_computed} embeddings computed "
+              f"in {report.total_ms / 1000:.1f} s")
+    for warning in report.warnings:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+
+
+@app.command()
+def ingest(
+    sources: Annotated[list[str], typer.Argument(help="files, directories, globs or URLs")],
+    collection: CollectionOpt = "default",
+    chunker: Annotated[Optional[str], typer.Option(help="recursive | sentence | structural | semantic")] = None,
+    reindex: Annotated[bool, typer.Option("--reindex", help="purge the collection and rebuild it")] = False,
+    as_json: JsonOpt = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Ingest sources incrementally; exit code 1 when any source failed."""
+    from ragloom.runner import ingest as run_ingest
+    from ragloom.runner import resolve_settings
+
+    try:
+        settings = resolve_settings(config_file=config, data_dir=data_dir)
+        show_bar = not as_json and sys.stderr.isatty()
+        with Progress(TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, disable=not show_bar) as bar:
+            task = bar.add_task("ingest", total=None)
+            report = run_ingest(sources, collection=collection, chunker=chunker, reindex=reindex,
+                                settings=settings,
+                                progress=lambda done, total: bar.update(task, completed=done, total=total))
+    except RagloomError as exc:
+        _fail(exc)
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        _summary(report)
+    raise typer.Exit(1 if report.failed else 0)
+
+
+ProfileOpt = Annotated[Optional[str], typer.Option("--profile", "-p",
+                                                   help="fast | balanced | quality")]
+TopNOpt = Annotated[Optional[int], typer.Option("--top-n", "-n", help="passages to keep")]
+FilterOpt = Annotated[Optional[str], typer.Option("--filter", help='metadata filter as JSON, e.g. \'{"source_type": "pdf"}\'')]
+
+
+def _filters(raw: str | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"--filter is not valid JSON: {exc.msg}") from exc
+    if not isinstance(value, dict):
+        raise typer.BadParameter("--filter must be a JSON object")
+    return value
+
+
+def _print_answer(result: RagAnswer, *, show_text: bool) -> None:
+    if show_text:
+        out.print(result.text or "(no answer)", highlight=False)
+        out.print()
+    if not result.citations:
+        out.print("[dim]no sources[/]")
+        return
+    out.print("[bold]Sources[/]")
+    for c in result.citations:
+        where = f"{c.source_id}"
+        if c.metadata.get("page"):
+            where += f" p.{c.metadata['page']}"
+        out.print(f"[{c.marker}] {where}  chars {c.start}-{c.end}  "
+                  f"score {c.score:.3f} ({c.score_origin})", highlight=False)
+        snippet = " ".join(c.snippet.split())
+        out.print(f"    [dim]{snippet[:240]}[/]", highlight=False)
+    if result.best_effort:
+        err.print("[yellow]warning:[/] best-effort answer (loop budget or circuit breaker hit)")
+
+
+def _query(question: str, *, retrieval_only: bool, collection: str, profile: str | None,
+           top_n: int | None, filters: str | None, data_dir: Path | None,
+           config: Path | None) -> RagAnswer:
+    from ragloom.runner import ask as run_ask
+    from ragloom.runner import resolve_settings
+    from ragloom.runner import retrieve as run_retrieve
+
+    settings = resolve_settings(profile=profile, config_file=config, data_dir=data_dir,
+                                collection=collection)
+    run = run_retrieve if retrieval_only else run_ask
+    return run(question, top_n=top_n, filters=_filters(filters), settings=settings)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="the question")],
+    collection: CollectionOpt = "default",
+    profile: ProfileOpt = None,
+    top_n: TopNOpt = None,
+    filter_json: FilterOpt = None,
+    as_json: JsonOpt = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Answer a question with [n] citations, then list the numbered sources."""
+    try:
+        result = _query(question, retrieval_only=False, collection=collection, profile=profile,
+                        top_n=top_n, filters=filter_json, data_dir=data_dir, config=config)
+    except RagloomError as exc:
+        _fail(exc)
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        _print_answer(result, show_text=True)
+
+
+@app.command()
+def search(
+    question: Annotated[str, typer.Argument(help="the query")],
+    collection: CollectionOpt = "default",
+    profile: ProfileOpt = None,
+    top_n: TopNOpt = None,
+    filter_json: FilterOpt = None,
+    as_json: JsonOpt = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Retrieval only: the ranked passages with sources, scores and offsets."""
+    try:
+        result = _query(question, retrieval_only=True, collection=collection, profile=profile,
+                        top_n=top_n, filters=filter_json, data_dir=data_dir, config=config)
+    except RagloomError as exc:
+        _fail(exc)
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        _print_answer(result, show_text=False)
+
+
+def main() -> None:
+    """Entry point with logging configured."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Live components built once per process and reused across calls (embedder, indexes, models)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from ragloom.nodes.deps import RagDeps
+from ragloom.providers.embeddings import Embedder, get_embedder
+from ragloom.settings import RagSettings
+from ragloom.stores.bm25 import Bm25Index
+from ragloom.stores.chroma import ChromaDocumentIndex
+from ragloom.stores.paths import DataPaths
+
+_lock = threading.Lock()
+_indexes: dict[tuple[str, str | None, str, str], ChromaDocumentIndex] = {}
+_bm25: dict[Path, tuple[float, Bm25Index | None]] = {}
+
+
+def data_paths(settings: RagSettings) -> DataPaths:
+    """The on-disk layout under the settings' data directory."""
+    return DataPaths(Path(settings.data_dir).expanduser().resolve())
+
+
+def embedder(settings: RagSettings) -> Embedder:
+    """The process-wide embedder for these settings."""
+    return get_embedder(settings.embedding)
+
+
+def document_index(settings: RagSettings) -> ChromaDocumentIndex:
+    """The process-wide Chroma index of the settings' collection."""
+    paths = data_paths(settings)
+    profile = embedder(settings).profile
+    key = (str(paths.data_dir), settings.chroma_url, settings.collection, profile.key())
+    with _lock:
+        if key not in _indexes:
+            _indexes[key] = ChromaDocumentIndex(
+                settings.collection, profile, data_dir=paths.data_dir, server_url=settings.chroma_url
+            )
+        return _indexes[key]
+
+
+def bm25_index(settings: RagSettings) -> Bm25Index | None:
+    """The collection's BM25 index, reloaded when another run rebuilt it; None when absent."""
+    directory = data_paths(settings).bm25_dir(settings.collection)
+    meta = directory / "meta.json"
+    stamp = meta.stat().st_mtime if meta.exists() else -1.0
+    with _lock:
+        cached = _bm25.get(directory)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, Bm25Index.load(directory) if stamp >= 0 else None)
+            _bm25[directory] = cached
+        return cached[1]
+
+
+def rag_deps(settings: RagSettings) -> RagDeps:
+    """Everything a query graph needs, built once per process and shared."""
+    from ragloom.providers.chat import get_chat_model
+    from ragloom.providers.rerankers import get_reranker
+
+    chat = get_chat_model(settings.chat)
+    reranker: Any = get_reranker(settings.rerank, chat=chat)
+    return RagDeps(
+        settings=settings,
+        index=document_index(settings),
+        embedder=embedder(settings),
+        bm25=bm25_index(settings) if settings.retrieval.mode != "vector" else None,
+        chat=chat,
+        reranker=reranker,
+    )
