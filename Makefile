@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 DATA ?= .ragloom
-QUESTION ?= How long does the Lumen Station battery last on a full charge?
+QUESTION ?= How long does the Lumen Pro keep running without sunlight?
 
 .PHONY: setup demo test test-fast bench clean
 

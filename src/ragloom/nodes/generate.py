@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
+
+import numpy as np
 
 from ragloom.nodes.assemble import render_context
 from ragloom.nodes.deps import RagDeps
@@ -25,8 +27,9 @@ from ragloom.state import Citation, RagState, ScoredChunk
 IDK = "I don't know"
 NO_CONTEXT = "I don't know: no passages were retrieved for this question."
 SNIPPET_CHARS = 300
-MIN_COVERAGE = 0.3
-RELATIVE_COVERAGE = 0.5
+MIN_RELEVANCE = 0.3
+RELATIVE_RELEVANCE = 0.7
+SEMANTIC_WEIGHT = 0.6
 RANK_PRIOR = 0.1
 REDUNDANT_JACCARD = 0.7
 MIN_SENTENCE_WORDS = 3
@@ -40,6 +43,7 @@ SYSTEM_PROMPT = (
     "- Be concise."
 )
 
+_BULLET = re.compile(r"^(?:[-*•]|#+)\s+")
 _TRAILING_PUNCT = re.compile(r"^(.*?)([.!?]+['\"”’)]*)$", re.DOTALL)
 
 
@@ -47,10 +51,17 @@ class _Candidate(NamedTuple):
     """A sentence considered by the extractive generator."""
 
     score: float
-    coverage: float
+    relevance: float
     marker: int
     text: str
     tokens: frozenset[str]
+
+
+class SentenceEmbedder(Protocol):
+    """What the extractive generator needs from an embedder: unit vectors for texts."""
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        """Embed texts into unit vectors."""
 
 
 def _idf(question_terms: set[str], passage_terms: Sequence[set[str]]) -> dict[str, float]:
@@ -63,22 +74,43 @@ def _idf(question_terms: set[str], passage_terms: Sequence[set[str]]) -> dict[st
     return weights
 
 
-def _candidates(question: str, passages: Sequence[ScoredChunk]) -> list[_Candidate]:
-    """Score every sentence of the passages by weighted question-term coverage plus a rank prior."""
+def _sentences(passages: Sequence[ScoredChunk]) -> list[tuple[int, str, str]]:
+    """(marker, sentence, sentence with its section heading for context) of every passage."""
+    found: list[tuple[int, str, str]] = []
+    for marker, scored in enumerate(passages, start=1):
+        section = str(scored.chunk.metadata.get("section") or scored.chunk.metadata.get("title") or "")
+        heading = section.split(" > ")[-1]
+        for sentence in split_sentences(scored.chunk.text):
+            text = _BULLET.sub("", " ".join(strip_markers(sentence.text).split()))
+            if len(words(text)) >= MIN_SENTENCE_WORDS:
+                found.append((marker, text, f"{heading}: {text}" if heading else text))
+    return found
+
+
+def _similarities(question: str, contexts: list[str], embedder: SentenceEmbedder | None) -> list[float]:
+    """Cosine similarity of each sentence (with its heading) to the question; zeros offline."""
+    if embedder is None or not contexts:
+        return [0.0] * len(contexts)
+    vectors = embedder.embed_array([question, *contexts])
+    return [float(v) for v in vectors[1:] @ vectors[0]]
+
+
+def _candidates(question: str, passages: Sequence[ScoredChunk],
+                embedder: SentenceEmbedder | None) -> list[_Candidate]:
+    """Score sentences by weighted question-term coverage, semantic similarity and rank."""
     asked = set(tokenize(question))
     if not asked:
         return []
     weights = _idf(asked, [set(tokenize(p.chunk.text)) for p in passages])
     total = sum(weights.values())
+    sentences = _sentences(passages)
+    similarity = _similarities(question, [context for _, _, context in sentences], embedder)
     found: list[_Candidate] = []
-    for marker, scored in enumerate(passages, start=1):
-        for sentence in split_sentences(scored.chunk.text):
-            text = strip_markers(sentence.text)
-            if len(words(text)) < MIN_SENTENCE_WORDS:
-                continue
-            tokens = frozenset(tokenize(text))
-            coverage = sum(weights[t] for t in asked & tokens) / total
-            found.append(_Candidate(coverage + RANK_PRIOR / marker, coverage, marker, text, tokens))
+    for (marker, text, _), sim in zip(sentences, similarity):
+        tokens = frozenset(tokenize(text))
+        coverage = sum(weights[t] for t in asked & tokens) / total
+        relevance = coverage if embedder is None else SEMANTIC_WEIGHT * sim + (1 - SEMANTIC_WEIGHT) * coverage
+        found.append(_Candidate(relevance + RANK_PRIOR / marker, relevance, marker, text, tokens))
     return sorted(found, key=lambda c: -c.score)
 
 
@@ -100,17 +132,25 @@ def _redundant(tokens: frozenset[str], chosen: Sequence[_Candidate]) -> bool:
 
 
 def extractive_answer(
-    question: str, passages: Sequence[ScoredChunk], max_sentences: int, max_chars: int
+    question: str,
+    passages: Sequence[ScoredChunk],
+    max_sentences: int,
+    max_chars: int,
+    embedder: SentenceEmbedder | None = None,
 ) -> str:
-    """Pick the passage sentences that best cover the question, each with its marker, or IDK."""
-    ranked = _candidates(question, passages)
-    if not ranked or ranked[0].coverage < MIN_COVERAGE:
+    """Pick the passage sentences most relevant to the question, each with its marker, or IDK.
+
+    Relevance is weighted question-term coverage, blended with the embedding similarity of the
+    sentence (prefixed by its section heading) when an embedder is given.
+    """
+    ranked = _candidates(question, passages, embedder)
+    if not ranked or ranked[0].relevance < MIN_RELEVANCE:
         return IDK
-    floor = max(MIN_COVERAGE, RELATIVE_COVERAGE * ranked[0].coverage)
+    floor = max(MIN_RELEVANCE, RELATIVE_RELEVANCE * ranked[0].relevance)
     chosen: list[_Candidate] = []
     parts: list[str] = []
     for candidate in ranked:
-        if len(chosen) == max_sentences or candidate.coverage < floor:
+        if len(chosen) == max_sentences or candidate.relevance < floor:
             break
         if _redundant(candidate.tokens, chosen):
             continue
@@ -179,7 +219,8 @@ def _draft(state: RagState, deps: RagDeps, passages: list[ScoredChunk], clock: S
     log_once("generate.extractive", "no chat model: answers are extracted from the passages")
     clock.note(generator="extractive", offline=True)
     return extractive_answer(
-        state["question"], passages, settings.generate.max_sentences, settings.generate.max_chars
+        state["question"], passages, settings.generate.max_sentences, settings.generate.max_chars,
+        embedder=deps.embedder,
     )
 
 
