@@ -29,6 +29,14 @@ CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help="collecti
 JsonOpt = Annotated[bool, typer.Option("--json", help="print machine-readable JSON")]
 
 
+def _display(source_id: str) -> str:
+    """A source id shown relative to the working directory when it lies below it."""
+    try:
+        return str(Path(source_id).relative_to(Path.cwd()))
+    except ValueError:
+        return source_id
+
+
 def _fail(exc: RagloomError) -> None:
     err.print(f"[bold red]error:[/] {exc}", highlight=False)
     raise typer.Exit(2)
@@ -41,7 +49,7 @@ def _summary(report: IngestionReport) -> None:
     styles = {"failed": "red", "quarantined": "yellow", "removed": "magenta", "unchanged": "dim"}
     for s in report.sources:
         notes = "; ".join(s.errors) or (", ".join(s.signals) if s.signals else "")
-        table.add_row(s.source_id, f"[{styles.get(s.status, 'green')}]{s.status}[/]",
+        table.add_row(_display(s.source_id), f"[{styles.get(s.status, 'green')}]{s.status}[/]",
                       str(s.documents), str(s.chunks), str(s.embeddings_computed), notes)
     out.print(table)
     counts = ", ".join(f"{n} {st}" for st in ("ingested", "updated", "unchanged", "removed",
@@ -112,13 +120,13 @@ def _print_answer(result: RagAnswer, *, show_text: bool) -> None:
         return
     out.print("[bold]Sources[/]")
     for c in result.citations:
-        where = f"{c.source_id}"
+        where = _display(c.source_id)
         if c.metadata.get("page"):
             where += f" p.{c.metadata['page']}"
         out.print(f"[{c.marker}] {where}  chars {c.start}-{c.end}  "
                   f"score {c.score:.3f} ({c.score_origin})", highlight=False)
         snippet = " ".join(c.snippet.split())
-        out.print(f"    [dim]{snippet[:240]}[/]", highlight=False)
+        out.print(f"    [dim]{snippet[:160]}…[/]", highlight=False)
     if result.best_effort:
         err.print("[yellow]warning:[/] best-effort answer (loop budget or circuit breaker hit)")
 
