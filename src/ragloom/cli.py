@@ -133,15 +133,23 @@ def _print_answer(result: RagAnswer, *, show_text: bool) -> None:
 
 def _query(question: str, *, retrieval_only: bool, collection: str, profile: str | None,
            top_n: int | None, filters: str | None, data_dir: Path | None,
-           config: Path | None) -> RagAnswer:
+           config: Path | None, as_json: bool) -> None:
+    """Run the answer or retrieval-only graph and print its result."""
     from ragloom.runner import ask as run_ask
     from ragloom.runner import resolve_settings
     from ragloom.runner import retrieve as run_retrieve
 
-    settings = resolve_settings(profile=profile, config_file=config, data_dir=data_dir,
-                                collection=collection)
     run = run_retrieve if retrieval_only else run_ask
-    return run(question, top_n=top_n, filters=_filters(filters), settings=settings)
+    try:
+        settings = resolve_settings(profile=profile, config_file=config, data_dir=data_dir,
+                                    collection=collection)
+        result = run(question, top_n=top_n, filters=_filters(filters), settings=settings)
+    except RagloomError as exc:
+        _fail(exc)
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        _print_answer(result, show_text=not retrieval_only)
 
 
 @app.command()
@@ -156,15 +164,8 @@ def ask(
     config: ConfigOpt = None,
 ) -> None:
     """Answer a question with [n] citations, then list the numbered sources."""
-    try:
-        result = _query(question, retrieval_only=False, collection=collection, profile=profile,
-                        top_n=top_n, filters=filter_json, data_dir=data_dir, config=config)
-    except RagloomError as exc:
-        _fail(exc)
-    if as_json:
-        print(result.model_dump_json(indent=2))
-    else:
-        _print_answer(result, show_text=True)
+    _query(question, retrieval_only=False, collection=collection, profile=profile, top_n=top_n,
+           filters=filter_json, data_dir=data_dir, config=config, as_json=as_json)
 
 
 @app.command()
@@ -179,15 +180,8 @@ def search(
     config: ConfigOpt = None,
 ) -> None:
     """Retrieval only: the ranked passages with sources, scores and offsets."""
-    try:
-        result = _query(question, retrieval_only=True, collection=collection, profile=profile,
-                        top_n=top_n, filters=filter_json, data_dir=data_dir, config=config)
-    except RagloomError as exc:
-        _fail(exc)
-    if as_json:
-        print(result.model_dump_json(indent=2))
-    else:
-        _print_answer(result, show_text=False)
+    _query(question, retrieval_only=True, collection=collection, profile=profile, top_n=top_n,
+           filters=filter_json, data_dir=data_dir, config=config, as_json=as_json)
 
 
 def main() -> None:
