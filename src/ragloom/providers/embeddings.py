@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,27 @@ def _resolve_model_path(model: str) -> str:
     return str(module.get_model_path())
 
 
+SMALL_BATCH = 8
+"""Up to this many texts (a query, a few sentences) are encoded on one thread: intra-op
+parallelism does not pay for tiny inputs, and its spinning threads stall under CPU contention."""
+
+
+@contextlib.contextmanager
+def _threads_for(n_texts: int) -> Iterator[None]:
+    """Run torch on one thread for small batches, restoring the previous setting afterwards."""
+    import torch
+
+    previous = torch.get_num_threads()
+    if n_texts > SMALL_BATCH or previous == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 class SentenceTransformerEmbedder(Embeddings):
     """Batched, normalised sentence-transformers embeddings; also a LangChain `Embeddings`."""
 
@@ -77,7 +100,7 @@ class SentenceTransformerEmbedder(Embeddings):
         """Embed texts into a float32 matrix of unit vectors."""
         if not texts:
             return np.zeros((0, self.profile.dimension), dtype=np.float32)
-        with self._lock:
+        with self._lock, _threads_for(len(texts)):
             vectors = self._model.encode(
                 texts,
                 batch_size=self._batch_size,
