@@ -56,9 +56,11 @@ def bm25_index(settings: RagSettings) -> Bm25Index | None:
 
 def rag_deps(settings: RagSettings) -> RagDeps:
     """Everything a query graph needs, built once per process and shared."""
+    from ragloom.nodes.transform import check_transform
     from ragloom.providers.chat import get_chat_model
     from ragloom.providers.rerankers import get_reranker
 
+    check_transform(settings.transform.name)
     chat = get_chat_model(settings.chat)
     reranker: Any = get_reranker(settings.rerank, chat=chat)
     return RagDeps(

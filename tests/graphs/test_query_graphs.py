@@ -109,3 +109,13 @@ def test_build_graph_invokes_with_the_configured_collection(kb_data: Path) -> No
     graph = build_graph("fast", collection="kbq", data_dir=kb_data)
     out = graph.invoke({"question": "Which port does lumend serve on?"})
     assert "8642" in out["answer"].text
+
+
+@pytest.mark.parametrize("section,name,kind", [("transform", "telepathy", "transform"),
+                                               ("rerank", "oracle", "reranker")])
+def test_unknown_component_names_fail_before_any_work(kb_data: Path, section: str, name: str,
+                                                      kind: str) -> None:
+    settings = load_settings("balanced", collection="kbq", data_dir=kb_data, **{section: {"name": name}})
+    with pytest.raises(UnknownNameError, match=f"unknown {kind} '{name}'") as info:
+        ask("anything", settings=settings)
+    assert "none" in str(info.value)
