@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ def rag_deps(settings: RagSettings) -> RagDeps:
         settings=settings,
         index=document_index(settings),
         embedder=embedder(settings),
-        bm25=bm25_index(settings) if settings.retrieval.mode != "vector" else None,
+        bm25=functools.partial(bm25_index, settings),
         chat=chat,
         reranker=reranker,
     )

@@ -117,7 +117,7 @@ def _run_query(question: str, *, profile: str | None, retrieval_only: bool, top_
 
 
 def _graph_cache(deps: Any, retrieval_only: bool) -> Any:
-    key = (id(deps.index), id(deps.bm25), deps.settings.model_dump_json(), retrieval_only)
+    key = (id(deps.index), deps.settings.model_dump_json(), retrieval_only)
     with _graphs_lock:
         if key not in _graphs:
             if len(_graphs) > 16:

@@ -208,9 +208,7 @@ class LanggraphDev:
         """Re-raise any failure inside the block with the server's log tail attached."""
         try:
             yield
-        except BaseException as exc:
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
+        except Exception as exc:
             raise AssertionError(f"{type(exc).__name__}: {exc}\n{self.log_tail()}") from exc
 
 

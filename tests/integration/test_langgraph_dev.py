@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
+from langgraph_sdk.client import SyncLangGraphClient
 
 from tests.conftest import ROOT
 from tests.integration.servers import (
@@ -43,21 +43,23 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LanggraphDev]:
 
 
 @pytest.fixture(scope="module")
-def client(server: LanggraphDev):  # type: ignore[no-untyped-def]
+def client(server: LanggraphDev) -> SyncLangGraphClient:
     """A synchronous LangGraph SDK client of the server (no API key from the environment)."""
     from langgraph_sdk import get_sync_client
 
     return get_sync_client(url=server.url, api_key=None, timeout=RUN_TIMEOUT)
 
 
-def test_every_graph_of_langgraph_json_is_served(server: LanggraphDev, client) -> None:  # type: ignore[no-untyped-def]
+def test_every_graph_of_langgraph_json_is_served(server: LanggraphDev,
+                                                client: SyncLangGraphClient) -> None:
     declared = set(json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))["graphs"])
     with server.diagnose():
         served = {a["graph_id"] for a in client.assistants.search(limit=100)}
     assert served == declared
 
 
-def test_balanced_answers_with_resolving_citations_over_http(server: LanggraphDev, client) -> None:  # type: ignore[no-untyped-def]
+def test_balanced_answers_with_resolving_citations_over_http(server: LanggraphDev,
+                                                             client: SyncLangGraphClient) -> None:
     with server.diagnose():
         output = client.runs.wait(None, "balanced", input={"question": QUESTION})
     assert isinstance(output, dict) and "answer" in output, output
@@ -77,7 +79,8 @@ def test_balanced_answers_with_resolving_citations_over_http(server: LanggraphDe
     assert all(step["duration_ms"] >= 0 for step in answer["trace"])
 
 
-def test_retrieval_graph_returns_passages_and_skips_generation(server: LanggraphDev, client) -> None:  # type: ignore[no-untyped-def]
+def test_retrieval_graph_returns_passages_and_skips_generation(server: LanggraphDev,
+                                                               client: SyncLangGraphClient) -> None:
     with server.diagnose():
         output = client.runs.wait(None, "retrieval", input={"question": QUESTION, "top_n": 4})
     answer = output["answer"]

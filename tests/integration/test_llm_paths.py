@@ -31,7 +31,9 @@ pytestmark = pytest.mark.integration
 
 COLLECTION = "llmkb"
 QUESTION = "What is the highest wind speed the Lumen Pro can measure?"
-MAX_TOKENS = 128
+MAX_TOKENS = 64
+GENERATION = {"rerank": {"top_n": 3}, "assemble": {"token_budget": 450}}
+"""Small prompts and replies: the module must run in well under 90 s on 2 cores."""
 
 
 @pytest.fixture(scope="session")
@@ -53,8 +55,8 @@ def llm_settings(kb_dir: Path, base_url: str, **overrides: Any) -> RagSettings:
     """Balanced settings over the example KB with the local chat model and small replies."""
     chat = {"provider": "openai", "base_url": base_url, "model": "local",
             "max_tokens": MAX_TOKENS, "timeout_s": 60.0}
-    return load_settings("balanced", data_dir=kb_dir, collection=COLLECTION, chat=chat,
-                         **overrides)
+    layers = {**GENERATION, **overrides}
+    return load_settings("balanced", data_dir=kb_dir, collection=COLLECTION, chat=chat, **layers)
 
 
 def stream_updates(settings: RagSettings, question: str, *,
@@ -70,7 +72,7 @@ def stream_updates(settings: RagSettings, question: str, *,
 
 def test_chat_provider_talks_to_the_local_server(llm_base_url: str) -> None:
     chat = get_chat_model(ChatSettings(provider="openai", base_url=llm_base_url, model="local",
-                                       max_tokens=16, timeout_s=30.0))
+                                       max_tokens=8, timeout_s=30.0))
     assert chat is not None
     reply = complete(chat, "You are terse.", "Say hello.")
     assert isinstance(reply, str) and reply.strip()
@@ -91,14 +93,14 @@ def test_staged_balanced_graph_with_chat_model(kb_dir: Path, llm_base_url: str) 
     assert "offline" not in generate
     passages = trace_detail(answer, "assemble")["passages"]
     assert all(1 <= n <= passages for n in marker_numbers(answer.text))
-    assert all(n > passages for n in generate["removed_markers"]), generate
+    assert not set(generate["removed_markers"]) & set(range(1, passages + 1)), generate
     assert sorted(c.marker for c in answer.citations) == generate["cited"]
 
 
 def test_listwise_llm_rerank_is_a_permutation_of_the_candidates(kb_dir: Path,
                                                                 llm_base_url: str) -> None:
-    settings = llm_settings(kb_dir, llm_base_url, rerank={"name": "llm", "top_n": 4},
-                            retrieval={"candidate_k": 5})
+    settings = llm_settings(kb_dir, llm_base_url, rerank={"name": "llm", "top_n": 3},
+                            retrieval={"candidate_k": 4})
     updates = stream_updates(settings, QUESTION, retrieval_only=True)
 
     fused = updates["fuse"]["fused"]
@@ -106,14 +108,14 @@ def test_listwise_llm_rerank_is_a_permutation_of_the_candidates(kb_dir: Path,
     fused_ids = [s.chunk.id for s in fused]
     reranked_ids = [s.chunk.id for s in reranked]
     assert fused and reranked
-    assert len(reranked_ids) == len(set(reranked_ids)) == min(4, len(fused_ids))
+    assert len(reranked_ids) == len(set(reranked_ids)) == min(3, len(fused_ids))
     assert set(reranked_ids) <= set(fused_ids)
 
     detail = next(s.detail for s in updates["rerank"]["trace"] if s.stage == "rerank")
     assert detail["reranker"] == "llm"
     assert detail["window"] == len(fused)
     if "fallback" in detail:  # a traced degradation keeps the fused order
-        assert reranked_ids == fused_ids[:4]
+        assert reranked_ids == fused_ids[:3]
         assert all(s.score_origin == f.score_origin for s, f in zip(reranked, fused))
     else:
         assert detail["parsed"] >= 1
@@ -124,7 +126,9 @@ def test_listwise_llm_rerank_is_a_permutation_of_the_candidates(kb_dir: Path,
 
     answer = updates["answer"]["answer"]
     assert answer.text == ""
-    assert [c.chunk_id for c in answer.citations] == reranked_ids[: len(answer.citations)]
+    cited = [c.chunk_id for c in answer.citations]  # assemble keeps rank order, may drop some
+    assert cited and cited == [i for i in reranked_ids if i in cited]
+    assert [c.marker for c in answer.citations] == list(range(1, len(cited) + 1))
     assert trace_detail(answer, "generate")["skipped"] is True
 
 

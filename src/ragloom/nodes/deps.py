@@ -26,6 +26,11 @@ class RagDeps:
     settings: RagSettings
     index: DocumentIndex
     embedder: Embedder
-    bm25: Any | None = None  # ragloom.stores.bm25.Bm25Index when hybrid retrieval is on
+    bm25: Any | None = None
+    """A ragloom.stores.bm25.Bm25Index, or a zero-argument loader returning the current one."""
     chat: BaseChatModel | None = None
     reranker: Any | None = None  # ragloom.providers.rerankers.Reranker
+
+    def bm25_index(self) -> Any | None:
+        """The BM25 index to search now (a loader picks up indexes rebuilt by later ingests)."""
+        return self.bm25() if callable(self.bm25) else self.bm25

@@ -23,7 +23,7 @@ def _ms_since(start: float) -> float:
 def _effective_mode(deps: RagDeps, clock: StageClock) -> str:
     """The retrieval mode this run can serve, with a traced degradation when BM25 is missing."""
     mode = deps.settings.retrieval.mode
-    if deps.bm25 is not None or mode == "vector":
+    if mode == "vector" or deps.bm25_index() is not None:
         return mode
     if mode == "bm25":
         raise StoreError(
@@ -58,7 +58,8 @@ def _bm25_legs(
     """Search the BM25 index for each probe."""
     k = deps.settings.retrieval.candidate_k
     start = time.perf_counter()
-    legs = [deps.bm25.search(probe, k, where=filters) for probe in probes]  # type: ignore[union-attr]
+    index = deps.bm25_index()
+    legs = [index.search(probe, k, where=filters) for probe in probes]
     clock.note(bm25_ms=_ms_since(start), bm25_hits=[len(leg) for leg in legs])
     return legs
 

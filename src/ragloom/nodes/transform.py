@@ -103,9 +103,10 @@ def keyword_variant(question: str) -> str:
 
 def prf_variant(question: str, deps: RagDeps, filters: dict[str, Any] | None) -> str:
     """Pseudo-relevance feedback: question + top terms of a first BM25 pass ('' without BM25)."""
-    if deps.bm25 is None:
+    index = deps.bm25_index()
+    if index is None:
         return ""
-    hits = deps.bm25.search(question, PRF_DOCS, where=filters)
+    hits = index.search(question, PRF_DOCS, where=filters)
     asked = set(tokenize(question))
     counts: Counter[str] = Counter()
     surface: dict[str, str] = {}
