@@ -60,7 +60,7 @@ class RetrievalSettings(_Section):
     candidate_k: int = Field(50, ge=1, le=1000)
     fusion: Literal["rrf", "convex"] = "rrf"
     rrf_k: int = Field(60, ge=1)
-    convex_bm25_weight: float = Field(0.4, ge=0.0, le=1.0)
+    convex_bm25_weight: float = Field(0.5, ge=0.0, le=1.0)
     mmr: bool = False
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
 

@@ -75,14 +75,15 @@ def _idf(question_terms: set[str], passage_terms: Sequence[set[str]]) -> dict[st
 
 
 def _sentences(passages: Sequence[ScoredChunk]) -> list[tuple[int, str, str]]:
-    """(marker, sentence, sentence with its section heading for context) of every passage."""
+    """(marker, sentence, sentence with its heading for context) of every passage; questions
+    (FAQ headings) are never answers, so they are left out."""
     found: list[tuple[int, str, str]] = []
     for marker, scored in enumerate(passages, start=1):
         section = str(scored.chunk.metadata.get("section") or scored.chunk.metadata.get("title") or "")
         heading = section.split(" > ")[-1]
         for sentence in split_sentences(scored.chunk.text):
             text = _BULLET.sub("", " ".join(strip_markers(sentence.text).split()))
-            if len(words(text)) >= MIN_SENTENCE_WORDS:
+            if len(words(text)) >= MIN_SENTENCE_WORDS and not text.endswith("?"):
                 found.append((marker, text, f"{heading}: {text}" if heading else text))
     return found
 
