@@ -184,6 +184,61 @@ def search(
            filters=filter_json, data_dir=data_dir, config=config, as_json=as_json)
 
 
+@app.command("eval")
+def eval_(
+    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="golden .yaml file or BEIR directory")],
+    compare: Annotated[Optional[str], typer.Option(
+        "--compare", help="comma-separated profiles (default: every registered profile)")] = None,
+    k: Annotated[int, typer.Option("--k", help="cut-off of recall@k")] = 5,
+    limit: Annotated[Optional[int], typer.Option("--limit", help="evaluate the first N cases")] = None,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="report directory (default eval-out/<dataset>)")] = None,
+    judge: Annotated[str, typer.Option("--judge", help="auto | heuristic | llm (auto: llm when a chat model is configured)")] = "auto",
+    answers: Annotated[bool, typer.Option("--answers/--no-answers", help="also run ask and the answer metrics")] = True,
+    split: Annotated[Optional[str], typer.Option("--split", help="BEIR qrels split (default test, dev, train)")] = None,
+    collection: Annotated[Optional[str], typer.Option("--collection", "-c", help="override the collection derived from the dataset")] = None,
+    depth: Annotated[Optional[int], typer.Option("--depth", help="chunks retrieved for the retrieval metrics (default max(2k, 20))")] = None,
+    gate: Annotated[Optional[Path], typer.Option("--gate", help="floors YAML: exit 1 when a floor is missed")] = None,
+    no_chart: Annotated[bool, typer.Option("--no-chart", help="skip the PNG chart")] = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Evaluate profiles on a dataset: comparison table, JSON + Markdown reports and a PNG chart."""
+    from ragloom.evaluation.datasets import load_dataset
+    from ragloom.evaluation.harness import run_eval
+    from ragloom.evaluation.report import check_gate, load_gate, print_table, write_reports
+    from ragloom.profiles.presets import profile_names
+
+    try:
+        profiles = [p.strip() for p in compare.split(",") if p.strip()] if compare else profile_names()
+        floors = load_gate(gate) if gate else None
+        if floors is not None and floors.profile not in profiles:
+            profiles.append(floors.profile)
+        data = load_dataset(dataset, split=split)
+        with Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err) as bar:
+            tasks: dict[str, Any] = {}
+
+            def progress(label: str, done: int, total: int) -> None:
+                if label not in tasks:
+                    tasks[label] = bar.add_task(label, total=total or None)
+                bar.update(tasks[label], completed=done, total=total or None)
+
+            report = run_eval(data, profiles, k=k, limit=limit, depth=depth, data_dir=data_dir,
+                              config_file=config, collection=collection, judge=judge,
+                              answers=answers, progress=progress)
+        paths = write_reports(report, out_dir or Path("eval-out") / data.collection,
+                              chart=not no_chart)
+        print_table(report, out)
+        out.print("reports: " + ", ".join(str(p) for p in paths.values()), highlight=False)
+        verdict = check_gate(report, floors) if floors else None
+    except RagloomError as exc:
+        _fail(exc)
+    if verdict is not None:
+        for line in verdict.lines():
+            out.print(line, highlight=False)
+        raise typer.Exit(0 if verdict.passed else 1)
+
+
 def main() -> None:
     """Entry point with logging configured."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
