@@ -1,4 +1,4 @@
-"""Command line: `ragloom ingest | ask | search`."""
+"""Command line: `ragloom ingest | ask | search | eval`."""
 
 from __future__ import annotations
 
