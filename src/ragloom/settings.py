@@ -161,18 +161,23 @@ def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
     return layer
 
 
+def parse_yaml(text: str, path: Path) -> Any:
+    """`yaml.safe_load` whose errors name the file and line."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", where=where) from exc
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     """Parse a YAML settings file; errors name the file and line."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config file: {exc.strerror}", where=str(path)) from exc
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", where=where) from exc
+    data = parse_yaml(text, path) or {}
     if not isinstance(data, dict):
         raise ConfigError("the top level must be a mapping of settings", where=str(path))
     return data

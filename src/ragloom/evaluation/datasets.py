@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragloom.errors import ConfigError, LoadError
+from ragloom.settings import parse_yaml
 from ragloom.stores.paths import validate_collection
 
 UNANSWERABLE = "unanswerable"
@@ -174,12 +175,7 @@ def load_golden(path: str | Path) -> EvalDataset:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise LoadError(f"cannot read golden set: {exc.strerror}", where=str(file)) from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{file}:{mark.line + 1}" if mark is not None else str(file)
-        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", where=where) from exc
+    data = parse_yaml(text, file)
     if not isinstance(data, dict):
         raise ConfigError("a golden set is a mapping with `corpus` and `cases`", where=str(file))
     try:
