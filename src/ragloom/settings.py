@@ -66,6 +66,11 @@ class RetrievalSettings(_Section):
     fusion: Literal["rrf", "convex"] = "rrf"
     rrf_k: int = Field(60, ge=1)
     convex_bm25_weight: float = Field(0.5, ge=0.0, le=1.0)
+    query_precision: Literal["fp32", "int8"] = Field(
+        "fp32",
+        description="query encoder weights: int8 (ONNX, quantised per channel) is faster; "
+        "document vectors stay float32",
+    )
     mmr: bool = False
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
 
@@ -128,6 +133,12 @@ class RagSettings(_Section):
     collection: str = "default"
     chroma_url: str | None = None
     max_query_chars: int = Field(2000, ge=1)
+    fold_idle_stages: bool = Field(
+        True,
+        description="run stages that do no work under these settings (transform none, rerank "
+        "none, ...) inside the next graph node: fewer LangGraph supersteps; every stage still "
+        "traces itself. False gives one graph node per stage",
+    )
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     chunker: ChunkerSettings = Field(default_factory=ChunkerSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)

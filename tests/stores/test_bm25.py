@@ -99,6 +99,11 @@ def test_round_trips_chunks_through_disk(
     assert hit.score == pytest.approx(index.search("superposition", k=1)[0].score)
 
 
+def test_lookup_returns_indexed_chunks_by_id(index: Bm25Index, corpus: list[Chunk]) -> None:
+    found = index.lookup([corpus[1].id, "no-such-id", corpus[0].id])
+    assert found == {corpus[0].id: corpus[0], corpus[1].id: corpus[1]}
+
+
 def test_revision_is_order_independent(index: Bm25Index, corpus: list[Chunk]) -> None:
     ids = [c.id for c in corpus]
     assert index.revision == ids_revision(ids) == ids_revision(reversed(ids))

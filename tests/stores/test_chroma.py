@@ -121,6 +121,15 @@ class DocumentIndexConformance:
         assert {r.score_origin for r in results} == {"vector"}
         assert results[0].chunk == chunks[3]
 
+    def test_search_ids_matches_search_without_payloads(
+        self, filled: ChromaDocumentIndex, vectors: np.ndarray
+    ) -> None:
+        full = filled.search(vectors[2], k=5, where={"source_id": "src1.md"})
+        ids = filled.search_ids(vectors[2], k=5, where={"source_id": "src1.md"})
+        assert [i for i, _ in ids] == [r.chunk.id for r in full]
+        assert [s for _, s in ids] == pytest.approx([r.score for r in full], abs=1e-6)
+        assert filled.search_ids(vectors[2], k=0) == []
+
     def test_search_edge_cases(self, index: ChromaDocumentIndex, vectors: np.ndarray) -> None:
         assert index.search(vectors[0], k=5) == []
         assert index.search(vectors[0], k=0) == []

@@ -38,6 +38,9 @@ class HashEmbedder:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return matrix / np.where(norms == 0, 1, norms)
 
+    def embed_queries(self, texts: list[str], *, precision: str = "fp32") -> np.ndarray:
+        return self.embed_array(texts)
+
 
 class BruteForceIndex:
     """A numpy brute-force implementation of the DocumentIndex search protocol."""
@@ -47,6 +50,7 @@ class BruteForceIndex:
     def __init__(self, chunks: list[Chunk], embedder: HashEmbedder) -> None:
         self.chunks = chunks
         self.matrix = embedder.embed_array([c.text for c in chunks])
+        self.fetched: list[str] = []
 
     def search(
         self, vector: np.ndarray, k: int, where: dict[str, Any] | None = None
@@ -60,12 +64,24 @@ class BruteForceIndex:
         ]
         return hits[:k]
 
+    def search_ids(
+        self, vector: np.ndarray, k: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
+        return [(h.chunk.id, h.score) for h in self.search(vector, k, where)]
+
+    def get_chunks(self, ids: list[str]) -> list[Chunk]:
+        self.fetched.extend(ids)
+        return [c for c in self.chunks if c.id in ids]
+
 
 class KeywordBm25:
     """Stub BM25: score = number of shared stems, positive scores only."""
 
     def __init__(self, chunks: list[Chunk]) -> None:
         self.chunks = chunks
+
+    def lookup(self, ids: Any) -> dict[str, Chunk]:
+        return {c.id: c for c in self.chunks if c.id in set(ids)}
 
     def search(self, query: str, k: int, where: dict[str, Any] | None = None) -> list[ScoredChunk]:
         asked = set(tokenize(query))
@@ -153,3 +169,14 @@ def test_hybrid_without_bm25_degrades_to_vector_traced(corpus: list[Chunk]) -> N
 def test_bm25_mode_without_index_fails_clearly(corpus: list[Chunk]) -> None:
     with pytest.raises(StoreError, match="needs a BM25 index"):
         retrieve({"question": "battery"}, make_deps(corpus, bm25=False, mode="bm25"))
+
+
+def test_dense_hits_resolve_from_memory_then_from_the_index(corpus: list[Chunk]) -> None:
+    deps = make_deps(corpus, mode="vector")
+    index: BruteForceIndex = deps.index  # type: ignore[assignment]
+    deps.bm25 = KeywordBm25([c for c in corpus if c.id != "battery"])  # ingest in progress
+    hits = retrieve({"question": "battery hours"}, deps)["candidates"][0]
+    assert hits[0].chunk.id == "battery" and hits[0].chunk.text == TEXTS["battery"]
+    assert index.fetched == ["battery"]
+    assert [h.chunk.id for h in hits] == [h.chunk.id for h in index.search(
+        deps.embedder.embed_array(["battery hours"])[0], 3)]

@@ -42,14 +42,34 @@ def _dense_legs(
     """Embed all probes in one batch and search the document index for each."""
     k = deps.settings.retrieval.candidate_k
     start = time.perf_counter()
-    vectors = deps.embedder.embed_array(probes)
+    precision = deps.settings.retrieval.query_precision
+    vectors = deps.embedder.embed_queries(probes, precision=precision)
     embed_ms = _ms_since(start)
     start = time.perf_counter()
-    legs = [deps.index.search(vector, k, where=filters) for vector in vectors]
-    clock.note(
-        embed_ms=embed_ms, vector_ms=_ms_since(start), vector_hits=[len(leg) for leg in legs]
-    )
+    memory = deps.bm25_index()
+    if memory is None:
+        legs = [deps.index.search(vector, k, where=filters) for vector in vectors]
+    else:
+        hits = [deps.index.search_ids(vector, k, where=filters) for vector in vectors]
+        legs = _resolve(hits, memory, deps)
+    clock.note(embed_ms=embed_ms, query_precision=precision, vector_ms=_ms_since(start),
+               vector_hits=[len(leg) for leg in legs])
     return legs
+
+
+def _resolve(hits: list[list[tuple[str, float]]], memory: Any, deps: RagDeps) -> list[list[ScoredChunk]]:
+    """Chunks for dense hits from the in-memory copy the BM25 index holds (rebuilt from Chroma at
+    every ingest); ids it lacks (an ingest in progress) are read from the document index."""
+    ids = {i for leg in hits for i, _ in leg}
+    chunks = memory.lookup(ids)
+    missing = [i for i in ids if i not in chunks]
+    if missing:
+        chunks.update({c.id: c for c in deps.index.get_chunks(missing)})
+    return [
+        [ScoredChunk(chunk=chunks[i], score=score, score_origin="vector")
+         for i, score in leg if i in chunks]
+        for leg in hits
+    ]
 
 
 def _bm25_legs(

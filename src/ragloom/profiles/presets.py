@@ -14,7 +14,7 @@ from ragloom.errors import UnknownNameError
 
 PRESETS: dict[str, dict[str, Any]] = {
     "fast": {
-        "retrieval": {"mode": "vector", "candidate_k": 20},
+        "retrieval": {"mode": "vector", "candidate_k": 20, "query_precision": "int8"},
         "rerank": {"name": "none"},
         "groundedness": {"enabled": False},
     },

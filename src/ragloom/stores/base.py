@@ -31,6 +31,11 @@ class DocumentIndex(Protocol):
     def search(self, vector: np.ndarray, k: int, where: Filter | None = None) -> list[ScoredChunk]:
         """Return the k nearest chunks (cosine similarity as score, origin `vector`)."""
 
+    def search_ids(
+        self, vector: np.ndarray, k: int, where: Filter | None = None
+    ) -> list[tuple[str, float]]:
+        """Ids and cosine similarities of the k nearest chunks, best first, without payloads."""
+
     def get_chunks(self, ids: list[str]) -> list[Chunk]:
         """Return the stored chunks for these ids (missing ids are skipped)."""
 

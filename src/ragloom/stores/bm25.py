@@ -101,6 +101,7 @@ class Bm25Index:
     def __init__(self, model: bm25s.BM25 | None, chunks: list[Chunk], revision: str) -> None:
         self._model = model
         self._chunks = chunks
+        self._by_id = {c.id: c for c in chunks}
         self._revision = revision
         self._metadata = [filterable_metadata(c) for c in chunks]
         self._masks: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -164,6 +165,10 @@ class Bm25Index:
     def ids(self) -> list[str]:
         """Ids of the indexed chunks, in index order."""
         return [c.id for c in self._chunks]
+
+    def lookup(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        """The indexed chunks among ids, by id (ids not indexed are left out)."""
+        return {i: self._by_id[i] for i in ids if i in self._by_id}
 
     def __len__(self) -> int:
         """Number of indexed chunks."""
