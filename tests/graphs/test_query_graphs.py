@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,17 +31,28 @@ def kb_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data_dir
 
 
-def _mermaid(name: str, retrieval_only: bool = False) -> str:
-    deps = RagDeps(settings=load_settings(name), index=None, embedder=None)  # type: ignore[arg-type]
+def _drawable(name: str, retrieval_only: bool = False, fold: bool = True) -> Any:
+    settings = load_settings(name, fold_idle_stages=fold)
+    deps = RagDeps(settings=settings, index=None, embedder=None)  # type: ignore[arg-type]
     builder = build_retrieval_graph if retrieval_only else graph_builder(name)
-    return builder(deps).compile().get_graph().draw_mermaid()
+    return builder(deps).compile().get_graph()
 
 
-@pytest.mark.parametrize("name,retrieval_only", [("fast", False), ("balanced", False),
-                                                 ("quality", False), ("balanced", True)])
-def test_topology_matches_snapshot(name: str, retrieval_only: bool) -> None:
-    path = SNAPSHOTS / f"{name}{'-retrieval' if retrieval_only else ''}.mmd"
-    drawing = _mermaid(name, retrieval_only)
+def _mermaid(name: str, retrieval_only: bool = False, fold: bool = True) -> str:
+    return str(_drawable(name, retrieval_only, fold).draw_mermaid())
+
+
+def _nodes(name: str, retrieval_only: bool, fold: bool) -> set[str]:
+    return set(_drawable(name, retrieval_only, fold).nodes) - {"__start__", "__end__"}
+
+
+@pytest.mark.parametrize("name,retrieval_only,fold", [
+    ("fast", False, True), ("balanced", False, True), ("quality", False, True),
+    ("balanced", True, True), ("balanced", False, False)])
+def test_topology_matches_snapshot(name: str, retrieval_only: bool, fold: bool) -> None:
+    suffix = ("-retrieval" if retrieval_only else "") + ("" if fold else "-unfolded")
+    path = SNAPSHOTS / f"{name}{suffix}.mmd"
+    drawing = _mermaid(name, retrieval_only, fold)
     if os.environ.get("UPDATE_SNAPSHOTS") == "1":
         path.write_text(drawing, encoding="utf-8")
     assert path.exists(), f"missing snapshot {path}: run with UPDATE_SNAPSHOTS=1 once"
@@ -72,6 +84,25 @@ def test_answer_cites_resolvable_chunks_with_a_full_trace(kb_data: Path, profile
     else:
         assert by_stage["groundedness"].get("skipped") is True
     assert result.profile == profile
+
+
+@pytest.mark.parametrize("retrieval_only", [False, True])
+def test_folding_idle_stages_changes_nodes_not_results(kb_data: Path, retrieval_only: bool) -> None:
+    question = "How do I reset the Lumen hub?"
+    results = []
+    for fold in (True, False):
+        settings = load_settings("balanced", data_dir=kb_data, collection="kbq",
+                                 fold_idle_stages=fold)
+        run = retrieve if retrieval_only else ask
+        results.append(run(question, settings=settings))
+    every = set(STAGES) - ({"groundedness"} if retrieval_only else set())
+    assert _nodes("balanced", retrieval_only, False) == every
+    assert _nodes("balanced", retrieval_only, True) < every
+    folded, unfolded = results
+    assert folded.text == unfolded.text
+    assert [c.chunk_id for c in folded.citations] == [c.chunk_id for c in unfolded.citations]
+    assert [s.stage for s in folded.trace] == [s.stage for s in unfolded.trace]
+    assert [s.stage for s in folded.trace][:6] == STAGES[:6]
 
 
 def test_retrieval_only_returns_passages_and_skips_generation(kb_data: Path) -> None:

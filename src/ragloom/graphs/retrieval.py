@@ -2,11 +2,17 @@
 
 Generation is disabled in its settings, so the generate stage records itself as skipped on purpose
 and the answer carries the assembled passages as citations with empty text.
+
+Stages that do no work under a profile's settings (transform `none`, fuse of a single probe without
+MMR, rerank `none`, disabled generate or groundedness) and the guard run inside the next stage's graph
+node when `fold_idle_stages` is on (the default): every stage function still runs and traces itself,
+but each LangGraph superstep costs ~0.5 ms on a 2-core CPU, a third of the fast profile's budget.
 """
 
 from __future__ import annotations
 
 import functools
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -14,9 +20,13 @@ from langgraph.graph import END, START, StateGraph
 
 from ragloom.nodes import answer, assemble, fuse, generate, rerank, retrieve, transform
 from ragloom.nodes.deps import RagDeps
+from ragloom.settings import RagSettings
 from ragloom.state import RagInput, RagOutput, RagState
 
-RETRIEVAL_STAGES: tuple[tuple[str, Callable[..., dict[str, Any]]], ...] = (
+NodeFn = Callable[..., dict[str, Any]]
+Stage = tuple[str, NodeFn]
+
+RETRIEVAL_STAGES: tuple[Stage, ...] = (
     ("guard", answer.guard),
     ("transform", transform.transform),
     ("retrieve", retrieve.retrieve),
@@ -24,11 +34,48 @@ RETRIEVAL_STAGES: tuple[tuple[str, Callable[..., dict[str, Any]]], ...] = (
     ("rerank", rerank.rerank),
     ("assemble", assemble.assemble),
 )
+REDUCED_KEYS = frozenset(
+    key
+    for key, hint in typing.get_type_hints(RagState, include_extras=True).items()
+    if typing.get_origin(hint) is typing.Annotated
+)
+"""State keys whose updates are appended by a reducer rather than replaced."""
 
 
-def bind(node: Callable[..., dict[str, Any]], deps: RagDeps) -> Callable[..., dict[str, Any]]:
-    """Bind a node's dependencies, keeping the `(state) -> update` shape LangGraph expects."""
-    return functools.partial(node, deps=deps)
+def idle(stage: str, settings: RagSettings) -> bool:
+    """Whether a stage only validates or records itself under these settings."""
+    match stage:
+        case "guard":
+            return True
+        case "transform":
+            return settings.transform.name == "none"
+        case "fuse":
+            return settings.transform.name == "none" and not settings.retrieval.mmr
+        case "rerank":
+            return settings.rerank.name == "none"
+        case "generate":
+            return not settings.generate.enabled
+        case "groundedness":
+            return not settings.groundedness.enabled
+    return False
+
+
+def in_sequence(nodes: list[NodeFn]) -> NodeFn:
+    """One graph node running several stage functions, each seeing the updates before it."""
+
+    def run(state: RagState) -> dict[str, Any]:
+        view: dict[str, Any] = dict(state)
+        merged: dict[str, Any] = {}
+        for node in nodes:
+            for key, value in node(view).items():
+                if key in REDUCED_KEYS:
+                    merged[key] = [*merged.get(key, []), *value]
+                    view[key] = [*view.get(key, []), *value]
+                else:
+                    merged[key] = view[key] = value
+        return merged
+
+    return run
 
 
 def new_graph() -> StateGraph:
@@ -36,13 +83,20 @@ def new_graph() -> StateGraph:
     return StateGraph(RagState, input_schema=RagInput, output_schema=RagOutput)
 
 
-def add_chain(graph: StateGraph, stages: tuple[tuple[str, Callable[..., dict[str, Any]]], ...],
-              deps: RagDeps, after: str = START) -> str:
-    """Add stages as a linear chain after node `after`; return the last node's name."""
-    for name, node in stages:
-        graph.add_node(name, bind(node, deps))
+def add_stages(graph: StateGraph, stages: list[tuple[str, NodeFn, RagDeps]]) -> str:
+    """Add (name, node, deps) stages as a linear chain from START, folding idle stages into the
+    next node when the settings ask for it; return the last node's name."""
+    after, pending, names = START, [], []
+    for position, (name, node, deps) in enumerate(stages):
+        pending.append(functools.partial(node, deps=deps))
+        names.append(name)
+        last = position == len(stages) - 1
+        if deps.settings.fold_idle_stages and idle(name, deps.settings) and not last:
+            continue
+        runner = pending[0] if len(pending) == 1 else in_sequence(pending)
+        graph.add_node(name, runner, metadata={"stages": names} if len(names) > 1 else None)
         graph.add_edge(after, name)
-        after = name
+        after, pending, names = name, [], []
     return after
 
 
@@ -57,9 +111,9 @@ def retrieval_only(deps: RagDeps) -> RagDeps:
 
 def build_retrieval_graph(deps: RagDeps) -> StateGraph:
     """Retrieval-only graph: ranked passages as citations, generation skipped on purpose."""
-    graph = new_graph()
-    last = add_chain(graph, RETRIEVAL_STAGES, deps)
     off = retrieval_only(deps)
-    last = add_chain(graph, (("generate", generate.generate), ("answer", answer.answer)), off, last)
-    graph.add_edge(last, END)
+    stages = [(name, node, deps) for name, node in RETRIEVAL_STAGES]
+    stages += [("generate", generate.generate, off), ("answer", answer.answer, off)]
+    graph = new_graph()
+    graph.add_edge(add_stages(graph, stages), END)
     return graph
