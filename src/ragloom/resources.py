@@ -44,9 +44,15 @@ def document_index(settings: RagSettings) -> ChromaDocumentIndex:
 
 def bm25_index(settings: RagSettings) -> Bm25Index | None:
     """The collection's BM25 index, reloaded when another run rebuilt it; None when absent."""
-    directory = data_paths(settings).bm25_dir(settings.collection)
-    meta = directory / "meta.json"
-    stamp = meta.stat().st_mtime if meta.exists() else -1.0
+    return _bm25_at(data_paths(settings).bm25_dir(settings.collection))
+
+
+def _bm25_at(directory: Path) -> Bm25Index | None:
+    """The BM25 index persisted in directory, reloaded when its meta.json changed."""
+    try:
+        stamp = (directory / "meta.json").stat().st_mtime
+    except FileNotFoundError:
+        stamp = -1.0
     with _lock:
         cached = _bm25.get(directory)
         if cached is None or cached[0] != stamp:
@@ -68,7 +74,7 @@ def rag_deps(settings: RagSettings) -> RagDeps:
         settings=settings,
         index=document_index(settings),
         embedder=embedder(settings),
-        bm25=functools.partial(bm25_index, settings),
+        bm25=functools.partial(_bm25_at, data_paths(settings).bm25_dir(settings.collection)),
         chat=chat,
         reranker=reranker,
     )

@@ -106,13 +106,18 @@ def split_sentences(text: str) -> list[Sentence]:
     return sentences
 
 
+CLIP_LOOKAHEAD = 80
+"""Characters past the limit that `clip` reads to decide whether a sentence ends at a cut."""
+
+
 def clip(text: str, limit: int) -> str:
     """Longest prefix within limit chars, ending at a sentence, else a word boundary, else hard."""
     if len(text) <= limit:
         return text
     if limit <= 0:
         return ""
-    ends = [s.end for s in split_sentences(text) if s.end <= limit]
+    window = text[: limit + CLIP_LOOKAHEAD]
+    ends = [s.end for s in split_sentences(window) if s.end <= limit]
     if ends:
         return text[: ends[-1]]
     space = text.rfind(" ", 0, limit + 1)
