@@ -66,6 +66,11 @@ class RetrievalSettings(_Section):
     fusion: Literal["rrf", "convex"] = "rrf"
     rrf_k: int = Field(60, ge=1)
     convex_bm25_weight: float = Field(0.5, ge=0.0, le=1.0)
+    sibling_weight: float = Field(
+        0.0, ge=0.0, le=5.0,
+        description="document-aware fusion: a candidate gains this weight times the discounted "
+        "scores of the other candidates from its document (0 = off)",
+    )
     query_precision: Literal["fp32", "int8"] = Field(
         "fp32",
         description="query encoder weights: int8 (ONNX, quantised per channel) is faster; "

@@ -17,9 +17,10 @@ def test_reduced_keys_are_the_reducer_annotated_state_fields() -> None:
 @pytest.mark.parametrize(("stage", "overrides", "expected"), [
     ("transform", {}, True),
     ("transform", {"transform": {"name": "multi-query"}}, False),
-    ("fuse", {}, True),
-    ("fuse", {"retrieval": {"mmr": True}}, False),
-    ("fuse", {"transform": {"name": "rag-fusion"}}, False),
+    ("fuse", {}, False),  # balanced scores sibling evidence
+    ("fuse", {"retrieval": {"sibling_weight": 0}}, True),
+    ("fuse", {"retrieval": {"sibling_weight": 0, "mmr": True}}, False),
+    ("fuse", {"retrieval": {"sibling_weight": 0}, "transform": {"name": "rag-fusion"}}, False),
     ("rerank", {}, True),
     ("rerank", {"rerank": {"name": "llm"}}, False),
     ("retrieve", {}, False),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.fuse import convex, dedup, fuse, mmr, rrf, union_max
+from ragloom.nodes.fuse import convex, dedup, fuse, mmr, rrf, sibling_evidence, union_max
 from ragloom.settings import RagSettings
 from ragloom.state import Chunk, ScoredChunk
 
@@ -139,3 +139,31 @@ def test_fuse_node_mmr_reorders() -> None:
     update = fuse({"question": "q", "candidates": candidates}, _deps(mmr=True, mmr_lambda=0.5))
     assert [s.chunk.id for s in update["fused"]] == ["a", "b", "a2"]
     assert update["trace"][0].detail["mmr"] is True
+
+
+def doc_chunk(cid: str, doc: str, score: float) -> ScoredChunk:
+    """A scored chunk of document doc."""
+    chunk = Chunk(id=cid, source_id=f"{doc}.md", doc_id=doc, text=cid, start=0, end=len(cid))
+    return ScoredChunk(chunk=chunk, score=score, score_origin="convex")
+
+
+def test_sibling_evidence_hand_computed() -> None:
+    ranked = [doc_chunk("x1", "x", 0.9), doc_chunk("y1", "y", 0.8), doc_chunk("y2", "y", 0.6),
+              doc_chunk("y3", "y", 0.3), doc_chunk("z1", "z", 0.7)]
+    rescored = sibling_evidence(ranked, 0.75)
+    # y1: 0.8 + 0.75·(0.6/2 + 0.3/3) = 1.1; y2: 0.6 + 0.75·(0.8/2 + 0.3/3) = 0.975;
+    # y3: 0.3 + 0.75·(0.8/2 + 0.6/3) = 0.75; x1 and z1 have no siblings and keep their scores
+    assert ranking(rescored) == [("y1", 1.1), ("y2", 0.975), ("x1", 0.9), ("y3", 0.75),
+                                 ("z1", 0.7)]
+    assert [s.score_origin for s in rescored] == ["convex+siblings"] * 2 + ["convex"] + [
+        "convex+siblings", "convex"]
+    assert sibling_evidence(ranked, 0.0) == ranked
+
+
+def test_fuse_node_applies_sibling_evidence_and_traces_it() -> None:
+    candidates = [[doc_chunk("x1", "x", 0.9), doc_chunk("y1", "y", 0.8),
+                   doc_chunk("y2", "y", 0.6)]]
+    update = fuse({"question": "q", "candidates": candidates}, _deps(sibling_weight=1.0))
+    assert [s.chunk.id for s in update["fused"]] == ["y1", "y2", "x1"]  # 1.1, 1.0, 0.9
+    detail = update["trace"][0].detail
+    assert detail["sibling_weight"] == 1.0 and detail["with_siblings"] == 2

@@ -4,7 +4,7 @@ Generation is disabled in its settings, so the generate stage records itself as 
 and the answer carries the assembled passages as citations with empty text.
 
 Stages that do no work under a profile's settings (transform `none`, fuse of a single probe without
-MMR, rerank `none`, disabled generate or groundedness) and the guard run inside the next stage's graph
+MMR or sibling evidence, rerank `none`, disabled generate or groundedness) and the guard run inside the next stage's graph
 node when `fold_idle_stages` is on (the default): every stage function still runs and traces itself,
 but each LangGraph superstep costs ~0.5 ms on a 2-core CPU, a third of the fast profile's budget.
 """
@@ -50,7 +50,9 @@ def idle(stage: str, settings: RagSettings) -> bool:
         case "transform":
             return settings.transform.name == "none"
         case "fuse":
-            return settings.transform.name == "none" and not settings.retrieval.mmr
+            retrieval = settings.retrieval
+            return settings.transform.name == "none" and not retrieval.mmr and (
+                retrieval.sibling_weight == 0)
         case "rerank":
             return settings.rerank.name == "none"
         case "generate":
