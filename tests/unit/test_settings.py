@@ -24,9 +24,11 @@ def test_layers_override_key_by_key(tmp_path: Path) -> None:
 
 
 def test_profile_presets_differ_where_the_design_says() -> None:
-    fast, balanced = load_settings("fast", environ={}), load_settings("balanced", environ={})
+    fast, balanced, quality = (load_settings(p, environ={}) for p in ("fast", "balanced", "quality"))
     assert (fast.retrieval.mode, balanced.retrieval.mode) == ("vector", "hybrid")
-    assert balanced.retrieval.candidate_k == 50 and balanced.rerank.name == "none"
+    assert fast.retrieval.candidate_k < balanced.retrieval.candidate_k < quality.retrieval.candidate_k
+    assert balanced.rerank.name == "none" and fast.retrieval.sibling_weight == 0
+    assert not balanced.groundedness.enabled and quality.groundedness.enabled
 
 
 def test_bad_yaml_names_file_and_line(tmp_path: Path) -> None:

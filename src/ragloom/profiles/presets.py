@@ -4,9 +4,11 @@ Hybrid profiles fuse the legs with a convex combination of min-max-normalised sc
 weights) rather than RRF: measured on SciFact train (809 q) nDCG@10 0.726 vs RRF k=60 0.706, and on
 HotpotQA (40 q) 0.822 vs 0.786 (docs/benchmarks.md). `retrieval.fusion: rrf` (k = rrf_k) remains.
 
-Hybrid profiles also score sibling evidence (weight 0.75 over 100 candidates): with sentence-size
-chunks (103k) SciFact nDCG@10 rises 0.629 → 0.672, at the natural size it is neutral (0.725 →
-0.728). The fast profile stays dense-only: one ONNX query embedding and one HNSW search.
+Hybrid profiles also score sibling evidence (weight 0.75) over 100 candidates (DESIGN.md says 50
+for balanced; the deeper pool is what lets sibling evidence work): with sentence-size chunks (103k)
+SciFact nDCG@10 rises 0.629 → 0.672, at the natural size it is neutral (0.725 → 0.728). Quality
+keeps a deeper pool than balanced (150). The fast profile stays dense-only: one ONNX query
+embedding and one HNSW search.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "groundedness": {"enabled": False},
     },
     "quality": {
-        "retrieval": {"mode": "hybrid", "candidate_k": 100, "fusion": "convex",
+        "retrieval": {"mode": "hybrid", "candidate_k": 150, "fusion": "convex",
                       "sibling_weight": 0.75},
         "groundedness": {"enabled": True},
     },
