@@ -28,6 +28,7 @@ def test_profile_presets_differ_where_the_design_says() -> None:
     assert (fast.retrieval.mode, balanced.retrieval.mode) == ("vector", "hybrid")
     assert fast.retrieval.candidate_k < balanced.retrieval.candidate_k < quality.retrieval.candidate_k
     assert balanced.rerank.name == "none" and fast.retrieval.sibling_weight == 0
+    assert (fast.retrieval.query_precision, balanced.retrieval.query_precision) == ("int8", "fp32")
     assert not balanced.groundedness.enabled and quality.groundedness.enabled
 
 
