@@ -26,10 +26,11 @@ How it is measured (read this before quoting a figure):
 - Chunks → documents: a chunk id is `<doc_id>::<ordinal>::<hash>` and the JSONL loader's doc_id is
   `<source_id>#<_id>`, so the corpus id is the part after the last '#'. A document's score is the
   max over its chunks; since every system returns its chunks best first, that is the document's
-  first position, which is what is handed to ranx (score = -(first position)), so ties keep the
+  first position, which is what is handed to trec_eval (score = -(first position)), so ties keep the
   system's own order. The peer returns no scores, so the same rule is the only one that applies
   to both.
-- Metrics: ranx `evaluate(Qrels, Run, ["ndcg@10", "recall@5", "recall@100", "mrr@10"])`.
+- Metrics: trec_eval via `ragloom.evaluation.metrics.ir_metrics` (pytrec_eval): ndcg@10, recall@5,
+  recall@100, mrr@10 (recip_rank over the top 10).
 - Latency: `time.perf_counter()` around each call, after 5 warm-up queries (also compiles the
   graph and loads the indexes); p50 and p95 over all evaluated queries. The machine is shared
   (2 cores): the load average at the start and end of the run is printed with the tables.
@@ -111,7 +112,7 @@ def corpus_id(chunk_id: str) -> str:
 
 
 def doc_ranking(chunk_ids: Iterable[str]) -> dict[str, float]:
-    """Documents in order of their best chunk; score = -(first position), for ranx."""
+    """Documents in order of their best chunk; score = -(first position), for trec_eval."""
     ranking: dict[str, float] = {}
     for chunk_id in chunk_ids:
         doc = corpus_id(chunk_id)
@@ -265,12 +266,11 @@ def peer_caller(ensemble: Any) -> Callable[[str], list[str]]:
 
 
 def score(qrels: dict, run: dict) -> dict[str, float]:
-    """ranx metrics of a run (queries with no result count as zeros)."""
-    from ranx import Qrels, Run, evaluate
+    """Mean trec_eval metrics of a run (queries with no result count as zeros)."""
+    from ragloom.evaluation.metrics import ir_metrics
 
-    filled = {qid: (run.get(qid) or {"__none__": -1e9}) for qid in qrels}
-    values = evaluate(Qrels(qrels), Run(filled), METRICS, make_comparable=True)
-    return {m: float(values[m]) for m in METRICS}
+    per_query = ir_metrics(qrels, run, METRICS)
+    return {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in METRICS}
 
 
 def summarize(name: str, chunks: int, qrels: dict, run: dict, latencies: list[float],

@@ -1,4 +1,4 @@
-"""Metrics: ranx retrieval metrics against hand-computed values, answer strings, refusals."""
+"""Metrics: trec_eval retrieval metrics against hand-computed values, answer strings, refusals."""
 
 from __future__ import annotations
 

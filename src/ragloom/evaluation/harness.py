@@ -4,7 +4,7 @@ Per profile and case, three calls of `ragloom.runner` (nothing of the pipeline i
 
 1. `retrieve(question, top_n=depth)` with the assemble budget lifted, for the retrieval metrics:
    chunks map back to judged documents (`EvalDataset.doc_key`), a document ranking by its best
-   chunk, scored by ranx (recall@k, MRR@10, nDCG@10).
+   chunk, scored by trec_eval (recall@k, MRR@10, nDCG@10).
 2. `retrieve(question)` with the profile's own settings: the passages the generator is given, the
    contexts of the context-precision/recall and faithfulness metrics (full chunk texts).
 3. `ask(question)` with the profile's own settings: the answer, its citations and latency.

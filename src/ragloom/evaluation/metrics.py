@@ -1,6 +1,7 @@
-"""Metrics: retrieval (through ranx), answer strings, refusals, citations, latency percentiles.
+"""Metrics: retrieval (through trec_eval), answer strings, refusals, citations, latency percentiles.
 
-Retrieval metrics are computed by ranx, a maintained IR-metrics library; everything else here is
+Retrieval metrics are computed by `pytrec_eval` (the trec_eval reference implementation; ranx,
+used before, spends ~9 s compiling with numba in every process); everything else here is
 plain string arithmetic so it can be checked by hand. The judged metrics (faithfulness, answer
 relevancy, context precision and recall, citation support) live in `judge.py`.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 import string
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -31,8 +31,38 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b", re.IGNORECASE)
 
 
 def retrieval_metric_names(k: int) -> list[str]:
-    """ranx metric names evaluated for every case: recall@k, MRR@10, nDCG@10."""
+    """Metric names evaluated for every case: recall@k, MRR@10, nDCG@10."""
     return [f"recall@{k}", f"mrr@{MRR_CUTOFF}", f"ndcg@{NDCG_CUTOFF}"]
+
+
+_TREC_MEASURES = {"recall": ("recall", "recall_{k}"), "ndcg": ("ndcg_cut", "ndcg_cut_{k}"),
+                  "mrr": ("recip_rank", "recip_rank")}
+
+
+def ir_metrics(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    names: Sequence[str],
+) -> dict[str, dict[str, float]]:
+    """Per-query `recall@k`, `mrr@k` and `ndcg@k` by trec_eval; every qrels query is scored
+    (a query missing from the run scores 0). Run scores rank documents, higher first."""
+    import pytrec_eval
+
+    judged = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items()}
+    filled = {q: dict(run.get(q) or {}) or {EMPTY_RUN_DOC: 0.0} for q in judged}
+    results: dict[str, dict[str, float]] = {q: {} for q in judged}
+    for name in names:
+        kind, cutoff = name.split("@")
+        measure, key = _TREC_MEASURES[kind]
+        scored = filled
+        if kind == "mrr":  # trec_eval's recip_rank has no cutoff: rank only the top k
+            scored = {q: dict(sorted(docs.items(), key=lambda i: -i[1])[: int(cutoff)])
+                      for q, docs in filled.items()}
+        spec = measure if kind == "mrr" else f"{measure}.{cutoff}"
+        evaluated = pytrec_eval.RelevanceEvaluator(judged, {spec}).evaluate(scored)
+        for q in judged:
+            results[q][name] = float(evaluated[q][key.format(k=cutoff)])
+    return results
 
 
 def ranked_documents(keys: Iterable[str]) -> list[str]:
@@ -53,23 +83,16 @@ def retrieval_metrics(
     rankings: Mapping[str, Sequence[str]],
     k: int,
 ) -> dict[str, dict[str, float]]:
-    """Per-query recall@k, MRR@10 and nDCG@10 with ranx; queries without judgments are skipped.
+    """Per-query recall@k, MRR@10 and nDCG@10; queries without judgments are skipped.
 
     `rankings` maps a query id to its documents, best first. Returns {query id: {metric: value}}.
     """
-    from ranx import Qrels, Run, evaluate
-
     judged = {q: {d: int(s) for d, s in docs.items() if s > 0} for q, docs in qrels.items()}
     judged = {q: docs for q, docs in judged.items() if docs and q in rankings}
     if not judged:
         return {}
-    run = {q: run_scores(rankings[q]) or {EMPTY_RUN_DOC: 0.0} for q in judged}
-    names = retrieval_metric_names(k)
-    ranx_run = Run(run)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba's uint64 -> int64 cast notice inside ranx
-        evaluate(Qrels(judged), ranx_run, names, return_mean=False)
-    return {q: {name: float(ranx_run.scores[name][q]) for name in names} for q in judged}
+    run = {q: run_scores(rankings[q]) for q in judged}
+    return ir_metrics(judged, run, retrieval_metric_names(k))
 
 
 def normalize_answer(text: str) -> str:
