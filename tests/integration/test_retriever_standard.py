@@ -64,7 +64,7 @@ def test_documents_carry_citation_metadata_with_exact_offsets(kb_data_dir: Path)
             assert key in meta, (key, meta)
         assert doc.id == meta["chunk_id"] and meta["marker"] == rank
         assert meta["source_id"] in files
-        assert meta["score_origin"] in ("rrf", "vector", "bm25", "convex")
+        assert meta["score_origin"].removesuffix("+siblings") in ("rrf", "vector", "bm25", "convex")
         assert isinstance(meta["score"], float)
         assert 0 <= meta["start"] < meta["end"]
     scores = [d.metadata["score"] for d in docs]
