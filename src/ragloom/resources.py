@@ -44,7 +44,11 @@ def document_index(settings: RagSettings) -> ChromaDocumentIndex:
 
 def bm25_index(settings: RagSettings) -> Bm25Index | None:
     """The collection's BM25 index, reloaded when another run rebuilt it; None when absent."""
-    return _bm25_at(data_paths(settings).bm25_dir(settings.collection))
+    return _bm25_at(_bm25_dir(settings))
+
+
+def _bm25_dir(settings: RagSettings) -> Path:
+    return data_paths(settings).bm25_dir(settings.collection)
 
 
 def _bm25_at(directory: Path) -> Bm25Index | None:
@@ -74,7 +78,7 @@ def rag_deps(settings: RagSettings) -> RagDeps:
         settings=settings,
         index=document_index(settings),
         embedder=embedder(settings),
-        bm25=functools.partial(_bm25_at, data_paths(settings).bm25_dir(settings.collection)),
+        bm25=functools.partial(_bm25_at, _bm25_dir(settings)),  # path resolved once
         chat=chat,
         reranker=reranker,
     )

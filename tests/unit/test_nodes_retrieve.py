@@ -28,6 +28,7 @@ class HashEmbedder:
 
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
+        self.precisions: list[str] = []
 
     def embed_array(self, texts: list[str]) -> np.ndarray:
         self.calls.append(list(texts))
@@ -39,6 +40,7 @@ class HashEmbedder:
         return matrix / np.where(norms == 0, 1, norms)
 
     def embed_queries(self, texts: list[str], *, precision: str = "fp32") -> np.ndarray:
+        self.precisions.append(precision)
         return self.embed_array(texts)
 
 
@@ -175,8 +177,18 @@ def test_dense_hits_resolve_from_memory_then_from_the_index(corpus: list[Chunk])
     deps = make_deps(corpus, mode="vector")
     index: BruteForceIndex = deps.index  # type: ignore[assignment]
     deps.bm25 = KeywordBm25([c for c in corpus if c.id != "battery"])  # ingest in progress
-    hits = retrieve({"question": "battery hours"}, deps)["candidates"][0]
+    update = retrieve({"question": "battery hours"}, deps)
+    hits = update["candidates"][0]
     assert hits[0].chunk.id == "battery" and hits[0].chunk.text == TEXTS["battery"]
     assert index.fetched == ["battery"]
+    assert update["trace"][0].detail["chunks_read_from_store"] == 1
     assert [h.chunk.id for h in hits] == [h.chunk.id for h in index.search(
         deps.embedder.embed_array(["battery hours"])[0], 3)]
+
+
+def test_query_precision_reaches_the_embedder_and_the_trace(corpus: list[Chunk]) -> None:
+    deps = make_deps(corpus, mode="vector", query_precision="int8")
+    update = retrieve({"question": "battery hours"}, deps)
+    assert deps.embedder.precisions == ["int8"]  # type: ignore[attr-defined]
+    assert update["trace"][0].detail["query_precision"] == "int8"
+    assert "chunks_read_from_store" not in update["trace"][0].detail

@@ -4,9 +4,9 @@ Generation is disabled in its settings, so the generate stage records itself as 
 and the answer carries the assembled passages as citations with empty text.
 
 Stages that do no work under a profile's settings (transform `none`, fuse of a single probe without
-MMR or sibling evidence, rerank `none`, disabled generate or groundedness) and the guard run inside the next stage's graph
-node when `fold_idle_stages` is on (the default): every stage function still runs and traces itself,
-but each LangGraph superstep costs ~0.5 ms on a 2-core CPU, a third of the fast profile's budget.
+MMR or sibling evidence, rerank `none`, disabled generate or groundedness) and the guard run inside
+the next stage's graph node when `fold_idle_stages` is on (the default): every stage function still
+runs and traces itself, but each LangGraph superstep costs ~0.5 ms on a 2-core CPU.
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ def _ms_since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000.0, 3)
 
 
-def _effective_mode(deps: RagDeps, clock: StageClock) -> str:
+def _effective_mode(deps: RagDeps, bm25: Any | None, clock: StageClock) -> str:
     """The retrieval mode this run can serve, with a traced degradation when BM25 is missing."""
     mode = deps.settings.retrieval.mode
-    if mode == "vector" or deps.bm25_index() is not None:
+    if mode == "vector" or bm25 is not None:
         return mode
     if mode == "bm25":
         raise StoreError(
@@ -36,9 +36,8 @@ def _effective_mode(deps: RagDeps, clock: StageClock) -> str:
     return "vector"
 
 
-def _dense_legs(
-    probes: list[str], deps: RagDeps, filters: dict[str, Any] | None, clock: StageClock
-) -> list[list[ScoredChunk]]:
+def _dense_legs(probes: list[str], deps: RagDeps, bm25: Any | None,
+                filters: dict[str, Any] | None, clock: StageClock) -> list[list[ScoredChunk]]:
     """Embed all probes in one batch and search the document index for each."""
     k = deps.settings.retrieval.candidate_k
     start = time.perf_counter()
@@ -46,25 +45,26 @@ def _dense_legs(
     vectors = deps.embedder.embed_queries(probes, precision=precision)
     embed_ms = _ms_since(start)
     start = time.perf_counter()
-    memory = deps.bm25_index()
-    if memory is None:
+    if bm25 is None:
         legs = [deps.index.search(vector, k, where=filters) for vector in vectors]
     else:
         hits = [deps.index.search_ids(vector, k, where=filters) for vector in vectors]
-        legs = _resolve(hits, memory, deps)
+        legs = _resolve(hits, bm25, deps, clock)
     clock.note(embed_ms=embed_ms, query_precision=precision, vector_ms=_ms_since(start),
                vector_hits=[len(leg) for leg in legs])
     return legs
 
 
-def _resolve(hits: list[list[tuple[str, float]]], memory: Any, deps: RagDeps) -> list[list[ScoredChunk]]:
+def _resolve(hits: list[list[tuple[str, float]]], bm25: Any, deps: RagDeps,
+             clock: StageClock) -> list[list[ScoredChunk]]:
     """Chunks for dense hits from the in-memory copy the BM25 index holds (rebuilt from Chroma at
-    every ingest); ids it lacks (an ingest in progress) are read from the document index."""
+    every ingest); ids it lacks (an ingest in progress) are read from the document index, traced."""
     ids = {i for leg in hits for i, _ in leg}
-    chunks = memory.lookup(ids)
+    chunks = bm25.lookup(ids)
     missing = [i for i in ids if i not in chunks]
     if missing:
         chunks.update({c.id: c for c in deps.index.get_chunks(missing)})
+        clock.note(chunks_read_from_store=len(missing))
     return [
         [ScoredChunk(chunk=chunks[i], score=score, score_origin="vector")
          for i, score in leg if i in chunks]
@@ -72,14 +72,12 @@ def _resolve(hits: list[list[tuple[str, float]]], memory: Any, deps: RagDeps) ->
     ]
 
 
-def _bm25_legs(
-    probes: list[str], deps: RagDeps, filters: dict[str, Any] | None, clock: StageClock
-) -> list[list[ScoredChunk]]:
+def _bm25_legs(probes: list[str], deps: RagDeps, bm25: Any,
+               filters: dict[str, Any] | None, clock: StageClock) -> list[list[ScoredChunk]]:
     """Search the BM25 index for each probe."""
     k = deps.settings.retrieval.candidate_k
     start = time.perf_counter()
-    index = deps.bm25_index()
-    legs = [index.search(probe, k, where=filters) for probe in probes]
+    legs = [bm25.search(probe, k, where=filters) for probe in probes]
     clock.note(bm25_ms=_ms_since(start), bm25_hits=[len(leg) for leg in legs])
     return legs
 
@@ -99,12 +97,13 @@ def retrieve(state: RagState, deps: RagDeps) -> dict:
     probes = state.get("probes") or [state["question"]]
     filters = state.get("filters") or None
     with StageClock("retrieve") as clock:
-        mode = _effective_mode(deps, clock)
+        bm25 = deps.bm25_index()  # one snapshot for the whole query
+        mode = _effective_mode(deps, bm25, clock)
         clock.note(
             mode=mode, probes=len(probes), candidate_k=settings.candidate_k, filtered=bool(filters)
         )
-        dense = _dense_legs(probes, deps, filters, clock) if mode in ("vector", "hybrid") else None
-        sparse = _bm25_legs(probes, deps, filters, clock) if mode in ("bm25", "hybrid") else None
+        dense = _dense_legs(probes, deps, bm25, filters, clock) if mode != "bm25" else None
+        sparse = _bm25_legs(probes, deps, bm25, filters, clock) if mode != "vector" else None
         if dense is not None and sparse is not None:
             candidates = [fuse_legs(d, s, settings) for d, s in zip(dense, sparse, strict=True)]
             clock.note(fusion=settings.fusion)

@@ -173,20 +173,15 @@ class OnnxEncoder:
         return self._sessions[int8]
 
     def encode(self, texts: list[str], batch_size: int, *, int8: bool = False) -> np.ndarray:
-        """Unit vectors for texts, in order; batches are formed by length to limit padding.
+        """Unit vectors for texts, in order, batch_size texts per forward pass.
 
         int8 runs the weight-quantised model (MatMul weights per channel): ~25% faster, vectors
         within cosine ~0.99 of float32; meant for queries against float32 document vectors.
         """
         session = self._session_for(int8)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: list[np.ndarray] = [np.empty(0)] * len(texts)
-        for start in range(0, len(order), batch_size):
-            part = order[start : start + batch_size]
-            vectors = self._encode_batch(session, [texts[i] for i in part])
-            for i, vector in zip(part, vectors, strict=True):
-                out[i] = vector
-        return np.stack(out).astype(np.float32, copy=False)
+        parts = [self._encode_batch(session, texts[i : i + batch_size])
+                 for i in range(0, len(texts), batch_size)]
+        return np.concatenate(parts).astype(np.float32, copy=False)
 
     def _encode_batch(self, session: Any, texts: list[str]) -> np.ndarray:
         encoded = self._tokenizer(
