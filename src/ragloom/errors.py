@@ -56,3 +56,11 @@ class EmbeddingProfileMismatchError(StoreError):
 
 class QueryError(RagloomError):
     """A question that cannot be processed (empty, oversized)."""
+
+
+class ChatUnavailableError(RagloomError):
+    """The chat model could not answer in time (time-out, connection refused, server error).
+
+    Nodes that call a chat model catch it, fall back to their offline path, trace why and mark the
+    answer best-effort; authentication problems are `ConfigError`s instead.
+    """

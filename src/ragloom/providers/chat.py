@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from ragloom.errors import ConfigError, UnknownNameError
+from ragloom.errors import ChatUnavailableError, ConfigError, RagloomError, UnknownNameError
 from ragloom.settings import ChatSettings
 
 if TYPE_CHECKING:
@@ -77,9 +77,37 @@ def get_chat_model(settings: ChatSettings) -> BaseChatModel | None:
             raise UnknownNameError("chat provider", settings.provider, PROVIDERS)
 
 
+def _chat_error(exc: Exception) -> RagloomError | None:
+    """Map a chat client's failure to ragloom's: rejected credentials → ConfigError; time-outs,
+    connection, rate-limit and server errors → ChatUnavailableError; anything else → None."""
+    from langchain_core import exceptions as lc
+
+    name = type(exc).__name__
+    if isinstance(exc, (lc.ModelAuthenticationError, lc.ModelPermissionDeniedError)):
+        return ConfigError(f"the chat model rejected the credentials ({name})", where="settings.chat",
+                           hint="check chat.api_key_env and the key it names")
+    if isinstance(exc, (lc.ModelConnectionError, lc.ModelTimeoutError, lc.ModelRateLimitError,
+                        lc.ModelAPIError, OSError, TimeoutError)):
+        return ChatUnavailableError(f"the chat model did not answer: {name}: {exc}".splitlines()[0],
+                                    where="settings.chat",
+                                    hint="check chat.base_url and that the server runs, or raise "
+                                         "chat.timeout_s")
+    return None
+
+
 def complete(chat: BaseChatModel, system: str, user: str) -> str:
-    """Send one system + user turn and return the reply text (reasoning blocks removed)."""
-    reply = chat.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+    """Send one system + user turn and return the reply text (reasoning blocks removed).
+
+    Raises ChatUnavailableError on time-outs, connection, rate-limit and server errors, and
+    ConfigError when the endpoint rejects the credentials.
+    """
+    try:
+        reply = chat.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+    except Exception as exc:
+        mapped = _chat_error(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
     content = reply.content
     if isinstance(content, list):
         content = "".join(
