@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from pathlib import Path
@@ -81,4 +82,13 @@ def rag_deps(settings: RagSettings) -> RagDeps:
         bm25=functools.partial(_bm25_at, _bm25_dir(settings)),  # path resolved once
         chat=chat,
         reranker=reranker,
+    )
+
+
+def collection_deps(deps: RagDeps, collection: str) -> RagDeps:
+    """The same dependencies (models, reranker) over another collection of the same data dir."""
+    settings = deps.settings.model_copy(update={"collection": collection})
+    return dataclasses.replace(
+        deps, settings=settings, index=document_index(settings),
+        bm25=functools.partial(_bm25_at, _bm25_dir(settings)),
     )

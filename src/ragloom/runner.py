@@ -11,30 +11,15 @@ from ragloom import resources
 from ragloom.graphs.ingest import build_ingest_graph
 from ragloom.ingest.chunkers import get_chunker
 from ragloom.nodes.ingest import IngestDeps, ingest_recursion_limit
-from ragloom.errors import ConfigError
-from ragloom.profiles.resolver import compile_graph, graph_builder
-from ragloom.settings import RagSettings, deep_merge, load_settings
-from ragloom.state import IngestionReport, RagAnswer, TraceStep
+from ragloom.profiles.resolver import compile_graph, graph_builder, recursion_limit
+from ragloom.settings import RagSettings, resolve_settings
+from ragloom.state import IngestionReport, RagAnswer, RagContext, TraceStep
 from ragloom.stores.lock import collection_lock
 
 ProgressFn = Callable[[int, int], None]
 
 _graphs: dict[tuple[Any, ...], Any] = {}
 _graphs_lock = threading.Lock()
-
-
-def resolve_settings(
-    settings: RagSettings | None = None,
-    *,
-    profile: str | None = None,
-    config_file: str | Path | None = None,
-    **overrides: Any,
-) -> RagSettings:
-    """Use given settings (with overrides applied) or load them from profile, file and env."""
-    if settings is None:
-        return load_settings(profile, config_file=config_file, **overrides)
-    layer = {k: v for k, v in overrides.items() if v is not None}
-    return RagSettings.model_validate(deep_merge(settings.model_dump(), layer))
 
 
 def ingest(
@@ -85,35 +70,47 @@ def ingest(
 
 def _query_deps(profile: str | None, settings: RagSettings | None, **overrides: Any) -> Any:
     """Resolve settings for a query and return the shared live dependencies."""
-    if settings is not None and profile not in (None, settings.profile):
-        raise ConfigError(
-            f"profile {profile!r} conflicts with the given settings (profile {settings.profile!r})",
-            hint="pass settings built for that profile: load_settings(profile)",
-        )
     run_settings = resolve_settings(settings, profile=profile, **overrides)
     graph_builder(run_settings.profile)
     return resources.rag_deps(run_settings)
 
 
-def _run_query(question: str, *, profile: str | None, retrieval_only: bool, top_n: int | None,
-               filters: dict[str, Any] | None, settings: RagSettings | None,
-               **overrides: Any) -> RagAnswer:
+def run_graph(graph: Any, question: str | dict[str, Any], *, context: RagContext | None = None,
+              config: dict[str, Any] | None = None) -> RagAnswer:
+    """Invoke a compiled query graph and return its RagAnswer, never raising for a loop.
+
+    `question` is the question or the whole input (`{"question": ..., "filters": ..., "top_n": ...,
+    "max_iterations": ...}`). A tripped recursion limit (`GraphRecursionError`) becomes a
+    best-effort answer whose trace ends with a `circuit_breaker` step.
+    """
     from langgraph.errors import GraphRecursionError
 
-    deps = _query_deps(profile, settings, **overrides)
-    graph = _graph_cache(deps, retrieval_only)
-    payload = {"question": question, "filters": filters, "top_n": top_n}
+    payload = {"question": question} if isinstance(question, str) else dict(question)
     try:
-        return graph.invoke(payload)["answer"]
+        return graph.invoke(payload, config=config, context=context)["answer"]
     except GraphRecursionError as exc:
         return RagAnswer(
-            question=question,
+            question=str(payload.get("question", "")),
             text="I could not finish answering within the loop budget.",
-            profile=deps.settings.profile,
+            profile=getattr(graph, "name", "").removeprefix("ragloom-"),
             best_effort=True,
             trace=[TraceStep(stage="circuit_breaker", duration_ms=0.0,
-                             detail={"error": str(exc).splitlines()[0]})],
+                             detail={"error": str(exc).splitlines()[0],
+                                     "reason": "recursion limit reached"})],
         )
+
+
+def _run_query(question: str, *, profile: str | None, retrieval_only: bool, top_n: int | None,
+               filters: dict[str, Any] | None, settings: RagSettings | None,
+               max_iterations: int | None = None, **overrides: Any) -> RagAnswer:
+    deps = _query_deps(profile, settings, **overrides)
+    graph = _graph_cache(deps, retrieval_only)
+    payload: dict[str, Any] = {"question": question, "filters": filters, "top_n": top_n}
+    config = None
+    if max_iterations is not None:
+        payload["max_iterations"] = max_iterations
+        config = {"recursion_limit": recursion_limit(deps.settings, max_iterations)}
+    return run_graph(graph, payload, config=config)
 
 
 def _graph_cache(deps: Any, retrieval_only: bool) -> Any:

@@ -127,7 +127,50 @@ class GroundednessSettings(_Section):
 class LoopSettings(_Section):
     """Bounds for looping profiles: a soft iteration budget and the recursion limit breaker."""
 
-    max_iterations: int = Field(2, ge=0, le=10)
+    max_iterations: int = Field(3, ge=0, le=10, description="rewrite rounds a corrective run may "
+                                "spend before it answers best-effort")
+    web: bool = Field(False, description="profile policy: the corrective loop may search the web "
+                      "when the collection has nothing relevant (also needs web.search_url)")
+
+
+class GradeSettings(_Section):
+    """The corrective grader: is what was retrieved relevant to the question?"""
+
+    grader: Literal["auto", "heuristic", "llm"] = Field(
+        "auto", description="auto: llm with a chat model, else the offline heuristic")
+    top_k: int = Field(5, ge=1, le=50, description="passages graded (best first)")
+    correct: float = Field(0.55, ge=0.0, le=1.0,
+                           description="heuristic: best passage relevance for `correct`")
+    incorrect: float = Field(0.3, ge=0.0, le=1.0,
+                             description="heuristic: below this for every passage, `incorrect`")
+    strip_relevance: float = Field(0.35, ge=0.0, le=1.0,
+                                   description="refine: sentences below this are dropped")
+    answers_question: float = Field(0.45, ge=0.0, le=1.0,
+                                    description="heuristic: answer-question similarity to pass")
+
+
+class WebSettings(_Section):
+    """Transport of the corrective loop's web search (a SearxNG-compatible JSON endpoint)."""
+
+    search_url: str | None = Field(None, description="e.g. http://127.0.0.1:8888/search; "
+                                   "none = no web search whatever the profile says")
+    max_results: int = Field(3, ge=1, le=20)
+    timeout_s: float = Field(10.0, gt=0)
+    suspicious: Literal["drop", "flag"] = Field(
+        "drop", description="pages the injection scan finds suspicious: drop them or keep "
+        "them flagged")
+
+
+class AdaptiveSettings(_Section):
+    """The adaptive router and its multi-hop decomposition."""
+
+    classifier: Literal["heuristic", "llm"] = "heuristic"
+    max_hops: int = Field(3, ge=1, le=6, description="sub-questions of the first wave")
+    bridge_entities: int = Field(2, ge=0, le=6,
+                                 description="second-wave hops built from first-hop entities")
+    vocabulary_gap: float = Field(0.5, ge=0.0, le=1.0, description="share of the question's "
+                                  "content terms unknown to the collection that routes a "
+                                  "question to the corrective loop")
 
 
 class RagSettings(_Section):
@@ -138,12 +181,6 @@ class RagSettings(_Section):
     collection: str = "default"
     chroma_url: str | None = None
     max_query_chars: int = Field(2000, ge=1)
-    fold_idle_stages: bool = Field(
-        True,
-        description="run stages that do no work under these settings (transform none, rerank "
-        "none, ...) inside the next graph node: fewer LangGraph supersteps; every stage still "
-        "traces itself. False gives one graph node per stage",
-    )
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     chunker: ChunkerSettings = Field(default_factory=ChunkerSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
@@ -155,6 +192,9 @@ class RagSettings(_Section):
     generate: GenerateSettings = Field(default_factory=GenerateSettings)
     groundedness: GroundednessSettings = Field(default_factory=GroundednessSettings)
     loop: LoopSettings = Field(default_factory=LoopSettings)
+    grade: GradeSettings = Field(default_factory=GradeSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -240,3 +280,30 @@ def load_settings(
             where=str(file_path) if file_path else "settings",
             hint=f"{len(exc.errors())} problem(s) in total",
         ) from exc
+
+
+def resolve_settings(
+    settings: RagSettings | None = None,
+    *,
+    profile: str | None = None,
+    config_file: str | Path | None = None,
+    **overrides: Any,
+) -> RagSettings:
+    """Settings for one call: loaded from profile, file and env, or `settings` with `profile`'s
+    preset and the keyword overrides applied on top, key by key (None values are ignored)."""
+    if settings is None:
+        return load_settings(profile, config_file=config_file, **overrides)
+    from ragloom.profiles.presets import preset
+
+    base = settings.model_dump()
+    if profile is not None and profile != settings.profile:
+        base = deep_merge(base, preset(profile))
+        base["profile"] = profile
+    layer = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return RagSettings.model_validate(deep_merge(base, layer))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"invalid setting {loc}: {first['msg']}", where="call-site overrides",
+                          hint=f"{len(exc.errors())} problem(s) in total") from exc

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import operator
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+from langgraph.managed import RemainingSteps
 from pydantic import BaseModel, Field
-from typing_extensions import TypedDict
+from typing_extensions import Required, TypedDict
 
 ScoreOrigin = str  # "vector" | "bm25" | "rrf" | "convex" | "rerank:<name>" | "web"
 
@@ -155,12 +157,33 @@ class IngestionReport(BaseModel):
         return [s for s in self.sources if s.status == "quarantined"]
 
 
-class RagInput(TypedDict, total=False):
-    """Input schema of the query graphs."""
+class Hop(BaseModel):
+    """What one retrieval hop of a multi-hop question found: its probe and ranked passages."""
 
-    question: str
+    index: int
+    wave: int = 1
+    probe: str
+    passages: list[ScoredChunk] = Field(default_factory=list)
+
+
+@dataclass
+class RagContext:
+    """Runtime context of the query graphs (`context=` of invoke, or the served run's context).
+
+    `collection` selects the collection a run reads; None means the one the graph was built for.
+    Everything else a run may vary (filters, top_n, the loop budget) travels in the input.
+    """
+
+    collection: str | None = None
+
+
+class RagInput(TypedDict, total=False):
+    """Input schema of the query graphs: the question and the per-run knobs."""
+
+    question: Required[str]
     filters: dict[str, Any] | None
     top_n: int | None
+    max_iterations: int | None
 
 
 class RagOutput(TypedDict, total=False):
@@ -170,22 +193,53 @@ class RagOutput(TypedDict, total=False):
 
 
 class RagState(TypedDict, total=False):
-    """Working state of the query graphs; list fields are reducer-annotated."""
+    """Working state of the query graphs.
+
+    Keys that several nodes or parallel branches write carry a reducer: candidate lists (one per
+    probe and leg), the passages gathered by parallel hops, the probes tried, verdicts, the trace and
+    the best-effort flag. The others have one writer per superstep.
+    """
 
     question: str
+    probe: str | None
     filters: dict[str, Any] | None
     top_n: int | None
+    max_iterations: int | None
     probes: list[str]
-    query_variants: list[str]
-    candidates: list[list[ScoredChunk]]
+    query_variants: Annotated[list[str], operator.add]
+    candidates: Annotated[list[list[ScoredChunk]], operator.add]
     fused: list[ScoredChunk]
     reranked: list[ScoredChunk]
     passages: list[ScoredChunk]
+    relevance: dict[str, float]
+    missing_terms: list[str]
+    hops: Annotated[list[Hop], operator.add]
+    bridge_probes: list[str]
+    hop: int
+    wave: int
     draft: str
     citations: list[Citation]
     answer: RagAnswer
     iterations: int
-    best_effort: bool
+    best_effort: Annotated[bool, operator.or_]
     route: str
     trace: Annotated[list[TraceStep], operator.add]
     verdicts: Annotated[list[Verdict], operator.add]
+    remaining_steps: RemainingSteps
+
+
+class RetrievalInput(TypedDict, total=False):
+    """Input of the retrieval subgraph: what to retrieve for (`probe`, else `question`)."""
+
+    question: Required[str]
+    probe: str | None
+    filters: dict[str, Any] | None
+    top_n: int | None
+
+
+class RetrievalOutput(TypedDict, total=False):
+    """Output of the retrieval subgraph: the ranked, assembled passages and the stage trace."""
+
+    passages: list[ScoredChunk]
+    query_variants: list[str]
+    trace: list[TraceStep]

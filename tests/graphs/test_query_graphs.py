@@ -31,36 +31,65 @@ def kb_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data_dir
 
 
-def _drawable(name: str, retrieval_only: bool = False, fold: bool = True) -> Any:
-    settings = load_settings(name, fold_idle_stages=fold)
+PROFILES = ["fast", "balanced", "quality", "corrective", "adaptive"]
+
+
+def _compiled(name: str, retrieval_only: bool = False, **overrides: Any) -> Any:
+    settings = load_settings(name, **overrides)
+    if retrieval_only:
+        settings = settings.model_copy(update={"generate": settings.generate.model_copy(
+            update={"enabled": False})})
     deps = RagDeps(settings=settings, index=None, embedder=None)  # type: ignore[arg-type]
-    builder = build_retrieval_graph if retrieval_only else graph_builder(name)
-    return builder(deps).compile().get_graph()
+    return graph_builder(name)(deps).compile()
 
 
-def _mermaid(name: str, retrieval_only: bool = False, fold: bool = True) -> str:
-    return str(_drawable(name, retrieval_only, fold).draw_mermaid())
+def _nodes(name: str, retrieval_only: bool = False, **overrides: Any) -> set[str]:
+    return set(_compiled(name, retrieval_only, **overrides).get_graph().nodes) - {
+        "__start__", "__end__"}
 
 
-def _nodes(name: str, retrieval_only: bool, fold: bool) -> set[str]:
-    return set(_drawable(name, retrieval_only, fold).nodes) - {"__start__", "__end__"}
-
-
-@pytest.mark.parametrize("name,retrieval_only,fold", [
-    ("fast", False, True), ("balanced", False, True), ("quality", False, True),
-    ("balanced", True, True), ("balanced", False, False)])
-def test_topology_matches_snapshot(name: str, retrieval_only: bool, fold: bool) -> None:
-    suffix = ("-retrieval" if retrieval_only else "") + ("" if fold else "-unfolded")
-    path = SNAPSHOTS / f"{name}{suffix}.mmd"
-    drawing = _mermaid(name, retrieval_only, fold)
+@pytest.mark.parametrize("retrieval_only", [False, True])
+@pytest.mark.parametrize("name", PROFILES)
+def test_topology_matches_snapshot(name: str, retrieval_only: bool) -> None:
+    path = SNAPSHOTS / f"{name}{'-retrieval' if retrieval_only else ''}.mmd"
+    drawing = str(_compiled(name, retrieval_only).get_graph(xray=1).draw_mermaid())
     if os.environ.get("UPDATE_SNAPSHOTS") == "1":
         path.write_text(drawing, encoding="utf-8")
     assert path.exists(), f"missing snapshot {path}: run with UPDATE_SNAPSHOTS=1 once"
     assert drawing == path.read_text(encoding="utf-8")
 
 
+def test_retrieval_is_one_subgraph_node_whose_inside_xray_shows() -> None:
+    graph = _compiled("balanced")
+    assert "retrieval" in graph.get_graph().nodes
+    inside = set(graph.get_graph(xray=1).nodes)
+    assert {"retrieval:retrieve", "retrieval:fuse", "retrieval:assemble"} <= inside
+    assert "retrieval:rerank" not in inside  # rerank none is not a node
+
+
+@pytest.mark.parametrize(("overrides", "present", "absent"), [
+    ({}, {"retrieval", "generate"}, {"groundedness"}),
+    ({"groundedness": {"enabled": True}}, {"groundedness"}, set()),
+])
+def test_a_graph_has_nodes_only_for_stages_that_work(overrides: dict[str, Any], present: set[str],
+                                                     absent: set[str]) -> None:
+    nodes = _nodes("balanced", **overrides)
+    assert present <= nodes and not absent & nodes
+
+
+def test_retrieval_subgraph_nodes_follow_the_settings() -> None:
+    def inside(**overrides: Any) -> set[str]:
+        graph = _compiled("balanced", **overrides).get_graph(xray=1)
+        return {n.split(":", 1)[1] for n in graph.nodes if n.startswith("retrieval:")}
+
+    assert inside() == {"retrieve", "fuse", "assemble"}
+    assert inside(retrieval={"sibling_weight": 0}) == {"retrieve", "assemble"}
+    assert inside(transform={"name": "multi-query"}, rerank={"name": "llm"}) == {
+        "transform", "retrieve", "fuse", "rerank", "assemble"}
+
+
 def test_unknown_profile_lists_known_names() -> None:
-    with pytest.raises(UnknownNameError, match="balanced, fast, quality"):
+    with pytest.raises(UnknownNameError, match="adaptive, balanced, corrective, fast, quality"):
         graph_builder("turbo")
     with pytest.raises(UnknownNameError):
         load_settings("turbo")
@@ -86,23 +115,13 @@ def test_answer_cites_resolvable_chunks_with_a_full_trace(kb_data: Path, profile
     assert result.profile == profile
 
 
-@pytest.mark.parametrize("retrieval_only", [False, True])
-def test_folding_idle_stages_changes_nodes_not_results(kb_data: Path, retrieval_only: bool) -> None:
-    question = "How do I reset the Lumen hub?"
-    results = []
-    for fold in (True, False):
-        settings = load_settings("balanced", data_dir=kb_data, collection="kbq",
-                                 fold_idle_stages=fold)
-        run = retrieve if retrieval_only else ask
-        results.append(run(question, settings=settings))
-    every = set(STAGES) - ({"groundedness"} if retrieval_only else set())
-    assert _nodes("balanced", retrieval_only, False) == every
-    assert _nodes("balanced", retrieval_only, True) < every
-    folded, unfolded = results
-    assert folded.text == unfolded.text
-    assert [c.chunk_id for c in folded.citations] == [c.chunk_id for c in unfolded.citations]
-    assert [s.stage for s in folded.trace] == [s.stage for s in unfolded.trace]
-    assert [s.stage for s in folded.trace][:6] == STAGES[:6]
+def test_left_out_stages_are_traced_as_skipped_in_stage_order(kb_data: Path) -> None:
+    result = ask("How do I reset the Lumen hub?", collection="kbq", data_dir=kb_data)
+    assert [step.stage for step in result.trace] == STAGES
+    skipped = {s.stage: s.detail["reason"] for s in result.trace if s.detail.get("skipped")}
+    assert set(skipped) == {"transform", "rerank", "groundedness"}
+    assert "transform none" in skipped["transform"]
+    assert all(s.duration_ms == 0.0 for s in result.trace if s.detail.get("skipped"))
 
 
 def test_retrieval_only_returns_passages_and_skips_generation(kb_data: Path) -> None:

@@ -9,6 +9,7 @@ import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 
+from ragloom.runner import ingest
 from tests.conftest import ROOT
 from tests.integration.servers import (
     LanggraphDev,
@@ -27,7 +28,8 @@ QUESTION = "What is the highest wind speed the Lumen Pro can measure?"
 DATASHEET = (ROOT / "examples" / "kb" / "datasheet-lumen-pro.pdf").resolve()
 STAGED = ["guard", "transform", "retrieve", "fuse", "rerank", "assemble", "generate",
           "groundedness", "answer"]
-RETRIEVAL = ["guard", "transform", "retrieve", "fuse", "rerank", "assemble", "generate", "answer"]
+OTHER = "lgother"
+OTHER_FACT = "The Quillmate pen refill lasts 14 weeks of daily writing."
 RUN_TIMEOUT = httpx.Timeout(120.0, connect=5.0)
 
 
@@ -37,6 +39,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LanggraphDev]:
     root = tmp_path_factory.mktemp("langgraph-dev")
     data_dir = root / "data"
     ingest_example_kb(data_dir, COLLECTION)  # before start-up: the graphs open the indexes then
+    other = root / "other"
+    other.mkdir()
+    (other / "quillmate.md").write_text(f"# Quillmate\n\n{OTHER_FACT}\n", encoding="utf-8")
+    assert not ingest([str(other)], collection=OTHER, data_dir=data_dir).failed
     with langgraph_dev(data_dir=data_dir, collection=COLLECTION,
                        log_path=root / "langgraph-dev.log") as running:
         yield running
@@ -73,7 +79,7 @@ def test_balanced_answers_with_resolving_citations_over_http(server: LanggraphDe
     assert any(c["source_id"] == str(DATASHEET) for c in answer["citations"])
 
     assert trace_stages(answer) == STAGED
-    assert trace_detail(answer, "rerank")["reranker"] == "none"
+    assert trace_detail(answer, "rerank")["skipped"] is True
     assert trace_detail(answer, "generate")["generator"] == "extractive"
     assert trace_detail(answer, "retrieve")["mode"] == "hybrid"
     assert all(step["duration_ms"] >= 0 for step in answer["trace"])
@@ -90,7 +96,45 @@ def test_retrieval_graph_returns_passages_and_skips_generation(server: Langgraph
     assert [c["marker"] for c in citations] == list(range(1, len(citations) + 1))
     assert_markers_resolve(answer)
     assert citations[0]["source_id"] == str(DATASHEET)
-    assert trace_stages(answer) == RETRIEVAL
+    assert trace_stages(answer) == STAGED
     generate = trace_detail(answer, "generate")
     assert generate["skipped"] is True and "retrieval-only" in generate["reason"]
-    assert generate["citations"] == len(citations)
+    assert trace_detail(answer, "answer")["citations"] == len(citations)
+
+
+def test_a_run_reads_the_collection_its_context_names(server: LanggraphDev,
+                                                      client: SyncLangGraphClient) -> None:
+    with server.diagnose():
+        output = client.runs.wait(None, "balanced", input={"question": "How long does a Quillmate "
+                                                           "refill last?"},
+                                  context={"collection": OTHER})
+    answer = output["answer"]
+    assert "14 weeks" in answer["text"]
+    assert all(c["source_id"].endswith("quillmate.md") for c in answer["citations"])
+
+
+def test_corrective_loop_runs_over_http(server: LanggraphDev, client: SyncLangGraphClient) -> None:
+    with server.diagnose():
+        output = client.runs.wait(None, "corrective", input={"question": QUESTION,
+                                                             "max_iterations": 1})
+    answer = output["answer"]
+    assert answer["profile"] == "corrective"
+    assert "65 m/s" in answer["text"]
+    assert_markers_resolve(answer)
+    stages = trace_stages(answer)
+    assert stages[:2] == ["guard", "transform"] and stages[-1] == "answer"
+    assert {"grade", "answers_question"} <= set(stages)
+    assert answer["iterations"] <= 1
+    assert [v["stage"] for v in answer["verdicts"]][0] == "grade"
+
+
+def test_adaptive_routes_and_answers_over_http(server: LanggraphDev,
+                                               client: SyncLangGraphClient) -> None:
+    with server.diagnose():
+        lookup = client.runs.wait(None, "adaptive", input={"question": QUESTION})["answer"]
+        hello = client.runs.wait(None, "adaptive", input={"question": "Hello!"})["answer"]
+    assert lookup["route"] == "single_shot" and "65 m/s" in lookup["text"]
+    assert_markers_resolve(lookup)
+    assert trace_stages(lookup)[:2] == ["guard", "classify"]
+    assert hello["route"] == "no_retrieval" and hello["citations"] == []
+    assert "retrieve" not in trace_stages(hello)

@@ -61,12 +61,13 @@ def llm_settings(kb_dir: Path, base_url: str, **overrides: Any) -> RagSettings:
 
 def stream_updates(settings: RagSettings, question: str, *,
                    retrieval_only: bool = False) -> dict[str, dict[str, Any]]:
-    """Run the profile graph and return the last update of every node, by node name."""
+    """Run the profile graph and return the last result of every node, subgraph nodes included,
+    by node name (task results: every key a node wrote, not only the graph's output keys)."""
     graph = compile_graph(resources.rag_deps(settings), retrieval_only=retrieval_only)
     updates: dict[str, dict[str, Any]] = {}
-    for chunk in graph.stream({"question": question}, stream_mode="updates"):
-        for node, values in chunk.items():
-            updates[node] = values or {}
+    for _, task in graph.stream({"question": question}, stream_mode="tasks", subgraphs=True):
+        if "result" in task:
+            updates[task["name"]] = dict(task["result"] or {})
     return updates
 
 
@@ -103,7 +104,7 @@ def test_listwise_llm_rerank_is_a_permutation_of_the_candidates(kb_dir: Path,
                             retrieval={"candidate_k": 4})
     updates = stream_updates(settings, QUESTION, retrieval_only=True)
 
-    fused = next(u["fused"] for u in updates.values() if "fused" in u)  # fuse may be folded
+    fused = updates["fuse"]["fused"]
     reranked = updates["rerank"]["reranked"]
     fused_ids = [s.chunk.id for s in fused]
     reranked_ids = [s.chunk.id for s in reranked]

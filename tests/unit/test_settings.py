@@ -44,5 +44,5 @@ def test_invalid_value_and_unknown_key_are_rejected(tmp_path: Path) -> None:
         load_settings(environ={"RAGLOOM_RETRIEVAL__CANDIDATE_K": "0"})
     with pytest.raises(ConfigError, match="retrieval.turbo"):
         load_settings(environ={}, retrieval={"turbo": True})
-    with pytest.raises(UnknownNameError, match="known profiles: balanced, fast, quality"):
+    with pytest.raises(UnknownNameError, match="known profiles: adaptive, balanced, corrective, fast, quality"):
         load_settings("warp", environ={})

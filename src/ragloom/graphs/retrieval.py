@@ -1,121 +1,122 @@
-"""The retrieval-only graph: guard → transform → retrieve → fuse → rerank → assemble → answer.
+"""The retrieval subgraph: [transform] → retrieve → [fuse] → [rerank] → assemble.
 
-Generation is disabled in its settings, so the generate stage records itself as skipped on purpose
-and the answer carries the assembled passages as citations with empty text.
-
-Stages that do no work under a profile's settings (transform `none`, fuse of a single probe without
-MMR or sibling evidence, rerank `none`, disabled generate or groundedness) and the guard run inside
-the next stage's graph node when `fold_idle_stages` is on (the default): every stage function still
-runs and traces itself, but each LangGraph superstep costs ~0.5 ms on a 2-core CPU.
+Its output is the ranked, assembled passages (and the probes a transform added), never an answer.
+Every answering graph adds it as a subgraph node named `retrieval` (one box in Studio; `xray=1`
+shows its inside), and multi-hop questions send each hop into it. A stage in brackets is a node only
+when it does work under the settings; `retrieval_skips` says which were left out and why, for the
+node that ends the answering graph to record.
 """
 
 from __future__ import annotations
 
-import functools
-import typing
-from collections.abc import Callable
+import dataclasses
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 
-from ragloom.nodes import answer, assemble, fuse, generate, rerank, retrieve, transform
+from ragloom.graphs.assembly import DepsSource, LangGraphNode, bind, chain, query_graph, source_of
+from ragloom.nodes import assemble, fuse, rerank, retrieve, transform
 from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.merge import merge_rankings
+from ragloom.nodes.trace import StageClock, skipped_step
 from ragloom.settings import RagSettings
-from ragloom.state import RagInput, RagOutput, RagState
+from ragloom.state import Hop, RagContext, RagState, RetrievalInput, RetrievalOutput, TraceStep
 
-NodeFn = Callable[..., dict[str, Any]]
-Stage = tuple[str, NodeFn]
-
-RETRIEVAL_STAGES: tuple[Stage, ...] = (
-    ("guard", answer.guard),
-    ("transform", transform.transform),
-    ("retrieve", retrieve.retrieve),
-    ("fuse", fuse.fuse),
-    ("rerank", rerank.rerank),
-    ("assemble", assemble.assemble),
-)
-REDUCED_KEYS = frozenset(
-    key
-    for key, hint in typing.get_type_hints(RagState, include_extras=True).items()
-    if typing.get_origin(hint) is typing.Annotated
-)
-"""State keys whose updates are appended by a reducer rather than replaced."""
+Subgraph = CompiledStateGraph[Any]
 
 
-def idle(stage: str, settings: RagSettings) -> bool:
-    """Whether a stage only validates or records itself under these settings."""
-    match stage:
-        case "guard":
-            return True
-        case "transform":
-            return settings.transform.name == "none"
-        case "fuse":
-            retrieval = settings.retrieval
-            return settings.transform.name == "none" and not retrieval.mmr and (
-                retrieval.sibling_weight == 0)
-        case "rerank":
-            return settings.rerank.name == "none"
-        case "generate":
-            return not settings.generate.enabled
-        case "groundedness":
-            return not settings.groundedness.enabled
-    return False
+def needs_fuse(settings: RagSettings) -> bool:
+    """Whether fuse does work: several probes, sibling evidence or MMR."""
+    retrieval = settings.retrieval
+    return settings.transform.name != "none" or retrieval.mmr or retrieval.sibling_weight > 0
 
 
-def in_sequence(nodes: list[NodeFn]) -> NodeFn:
-    """One graph node running several stage functions, each seeing the updates before it."""
-
-    def run(state: RagState) -> dict[str, Any]:
-        view: dict[str, Any] = dict(state)
-        merged: dict[str, Any] = {}
-        for node in nodes:
-            for key, value in node(view).items():
-                if key in REDUCED_KEYS:
-                    merged[key] = [*merged.get(key, []), *value]
-                    view[key] = [*view.get(key, []), *value]
-                else:
-                    merged[key] = view[key] = value
-        return merged
-
-    return run
+def retrieval_skips(settings: RagSettings) -> list[TraceStep]:
+    """Trace records of the retrieval stages these settings leave out of the subgraph."""
+    skips = []
+    if settings.transform.name == "none":
+        skips.append(skipped_step("transform", "transform none: the question is the only probe"))
+    if not needs_fuse(settings):
+        skips.append(skipped_step("fuse", "one probe, no sibling evidence or MMR: nothing to fuse"))
+    if settings.rerank.name == "none":
+        skips.append(skipped_step("rerank", "rerank none: the fused order is kept"))
+    return skips
 
 
-def new_graph() -> StateGraph:
-    """An empty query graph with the shared state, input and output schemas."""
-    return StateGraph(RagState, input_schema=RagInput, output_schema=RagOutput)
+def build_retrieval_graph(deps: RagDeps | DepsSource) -> StateGraph:
+    """Wire the retrieval stages that do work under the settings; returns the graph uncompiled."""
+    source = source_of(deps)
+    settings = source.base.settings
+    graph = query_graph(input_schema=RetrievalInput, output_schema=RetrievalOutput)
+    names = []
+    stages = [
+        ("transform", transform.transform, settings.transform.name != "none"),
+        ("retrieve", retrieve.retrieve, True),
+        ("fuse", fuse.fuse, needs_fuse(settings)),
+        ("rerank", rerank.rerank, settings.rerank.name != "none"),
+        ("assemble", assemble.assemble, True),
+    ]
+    for name, node, included in stages:
+        if included:
+            graph.add_node(name, bind(node, source))
+            names.append(name)
+    chain(graph, [START, *names, END])
+    return graph
 
 
-def add_stages(graph: StateGraph, stages: list[tuple[str, NodeFn, RagDeps]]) -> str:
-    """Add (name, node, deps) stages as a linear chain from START, folding idle stages into the
-    next node when the settings ask for it; return the last node's name."""
-    after, pending, names = START, [], []
-    for position, (name, node, deps) in enumerate(stages):
-        pending.append(functools.partial(node, deps=deps))
-        names.append(name)
-        last = position == len(stages) - 1
-        if deps.settings.fold_idle_stages and idle(name, deps.settings) and not last:
-            continue
-        runner = pending[0] if len(pending) == 1 else in_sequence(pending)
-        graph.add_node(name, runner, metadata={"stages": names} if len(names) > 1 else None)
-        graph.add_edge(after, name)
-        after, pending, names = name, [], []
-    return after
-
-
-def retrieval_only(deps: RagDeps) -> RagDeps:
-    """The same dependencies with generation disabled (no chat model is ever called)."""
+def without_generation(deps: RagDeps) -> RagDeps:
+    """The same dependencies with generation disabled (no chat model is called to answer)."""
     settings = deps.settings.model_copy(
         update={"generate": deps.settings.generate.model_copy(update={"enabled": False})}
     )
-    return RagDeps(settings=settings, index=deps.index, embedder=deps.embedder, bm25=deps.bm25,
-                   chat=None, reranker=deps.reranker)
+    return dataclasses.replace(deps, settings=settings)
 
 
-def build_retrieval_graph(deps: RagDeps) -> StateGraph:
-    """Retrieval-only graph: ranked passages as citations, generation skipped on purpose."""
-    off = retrieval_only(deps)
-    stages = [(name, node, deps) for name, node in RETRIEVAL_STAGES]
-    stages += [("generate", generate.generate, off), ("answer", answer.answer, off)]
-    graph = new_graph()
-    graph.add_edge(add_stages(graph, stages), END)
-    return graph
+def compile_retrieval(source: DepsSource) -> Subgraph:
+    """The retrieval subgraph compiled for use as a node (named `retrieval` in Studio)."""
+    return build_retrieval_graph(source).compile(name="retrieval")
+
+
+def _retrieval_input(state: RagState, probe: str | None) -> dict[str, Any]:
+    """What the subgraph is invoked with: the question, the probe and the per-run knobs."""
+    return {"question": state["question"], "probe": probe, "filters": state.get("filters"),
+            "top_n": state.get("top_n")}
+
+
+def retrieval_rounds(subgraph: Subgraph, source: DepsSource) -> LangGraphNode:
+    """The node a loop retrieves with: the subgraph for the current probe, its passages merged
+    with the previous round's (rank fusion, `merge` in the trace) from the second round on."""
+
+    def retrieval(state: RagState, runtime: Runtime[RagContext]) -> dict[str, Any]:
+        out = subgraph.invoke(_retrieval_input(state, state.get("probe")))
+        passages, trace = out.get("passages") or [], list(out.get("trace") or [])
+        previous = state.get("passages") or []
+        if state.get("iterations", 0) > 0 and previous:
+            deps = source.for_context(runtime.context)
+            with StageClock("merge") as clock:
+                top_n = state.get("top_n") or deps.settings.rerank.top_n
+                passages = merge_rankings([passages, previous], top_n, deps)
+                clock.note(rounds=2, new=len(out.get("passages") or []), previous=len(previous),
+                           merged=len(passages))
+            trace += clock.trace()
+        return {"passages": passages, "query_variants": out.get("query_variants") or [],
+                "trace": trace}
+
+    return retrieval
+
+
+def hop_retrieval(subgraph: Subgraph) -> LangGraphNode:
+    """The node a multi-hop fan-out sends each sub-question to: one Hop, its steps traced."""
+
+    def hop(state: RagState, runtime: Runtime[RagContext]) -> dict[str, Any]:
+        out = subgraph.invoke(_retrieval_input(state, state.get("probe")))
+        index, wave = state.get("hop", 1), state.get("wave", 1)
+        trace = [step.model_copy(update={"detail": {**step.detail, "hop": index, "wave": wave}})
+                 for step in out.get("trace") or []]
+        found = Hop(index=index, wave=wave, probe=state.get("probe") or state["question"],
+                    passages=out.get("passages") or [])
+        return {"hops": [found], "trace": trace}
+
+    return hop

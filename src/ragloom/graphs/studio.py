@@ -1,10 +1,17 @@
-"""Compiled graphs named in langgraph.json, for `langgraph dev` / LangGraph Studio.
+"""Graphs named in langgraph.json, for `langgraph dev` / LangGraph Studio.
 
 Settings come from the environment (RAGLOOM_DATA_DIR, RAGLOOM_COLLECTION, RAGLOOM_CONFIG, ...);
-graphs compile without a checkpointer because the server brings its own. Nothing imports this module.
+a run may read another collection of the same data directory through its runtime context
+(`context={"collection": "..."}`). Graphs compile without a checkpointer (the server brings its
+own). Nothing imports this module.
 """
 
 from __future__ import annotations
+
+import functools
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
 
 from ragloom import resources
 from ragloom.graphs.ingest import build_ingest_graph
@@ -14,11 +21,13 @@ from ragloom.profiles.resolver import compile_graph
 from ragloom.settings import load_settings
 
 
-def _query_graph(profile: str, *, retrieval_only: bool = False):  # type: ignore[no-untyped-def]
+@functools.cache
+def _query_graph(profile: str, retrieval_only: bool = False) -> CompiledStateGraph[Any]:
     return compile_graph(resources.rag_deps(load_settings(profile)), retrieval_only=retrieval_only)
 
 
-def _ingest_graph():  # type: ignore[no-untyped-def]
+@functools.cache
+def _ingest_graph() -> CompiledStateGraph[Any]:
     settings = load_settings()
     embedder = resources.embedder(settings)
     deps = IngestDeps(settings=settings, index=resources.document_index(settings), embedder=embedder,
@@ -31,5 +40,7 @@ def _ingest_graph():  # type: ignore[no-untyped-def]
 fast = _query_graph("fast")
 balanced = _query_graph("balanced")
 quality = _query_graph("quality")
+corrective = _query_graph("corrective")
+adaptive = _query_graph("adaptive")
 retrieval = _query_graph("balanced", retrieval_only=True)
 ingest = _ingest_graph()

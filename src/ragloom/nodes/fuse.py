@@ -183,7 +183,9 @@ def fuse(state: RagState, deps: RagDeps) -> dict:
 
 
 def _diversify(state: RagState, deps: RagDeps, fused: list[ScoredChunk]) -> list[ScoredChunk]:
-    """Reorder fused by MMR against the original question's embedding."""
-    query = deps.embedder.embed_array([state["question"]])[0]
+    """Reorder fused by MMR against the embedding of what was searched for."""
+    from ragloom.nodes.pool import retrieval_text  # pool builds on this module
+
+    query = deps.embedder.embed_array([retrieval_text(state)])[0]
     embeddings = deps.index.get_embeddings([s.chunk.id for s in fused])
     return mmr(query, fused, embeddings, deps.settings.retrieval.mmr_lambda)

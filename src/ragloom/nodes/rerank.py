@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.pool import current_ranking, retrieval_text
 from ragloom.nodes.trace import StageClock
 from ragloom.providers.rerankers import Reranker, get_reranker
 from ragloom.state import RagState, ScoredChunk
@@ -24,12 +25,12 @@ def rerank(state: RagState, deps: RagDeps) -> dict:
     """Rerank the fused candidates and keep the best top_n."""
     settings = deps.settings.rerank
     top_n = state.get("top_n") or settings.top_n
-    fused = state.get("fused") or []
+    fused = current_ranking(state)
     with StageClock("rerank") as clock:
         reranker = deps.reranker or get_reranker(settings, deps.chat)
         clock.note(reranker=reranker.name, top_n=top_n, inputs=len(fused))
         if not fused:
             return {"reranked": [], "trace": clock.skip("no candidates")}
-        reranked, detail = _run(reranker, state["question"], fused, top_n)
+        reranked, detail = _run(reranker, retrieval_text(state), fused, top_n)
         clock.note(outputs=len(reranked), **detail)
     return {"reranked": reranked, "trace": clock.trace()}

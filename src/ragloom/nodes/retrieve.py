@@ -7,6 +7,7 @@ from typing import Any
 
 from ragloom.errors import StoreError
 from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.pool import retrieval_text
 from ragloom.nodes.fuse import convex, rrf
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.settings import RetrievalSettings
@@ -94,7 +95,7 @@ def fuse_legs(
 def retrieve(state: RagState, deps: RagDeps) -> dict:
     """Retrieve candidates for every probe with the configured retrieval mode."""
     settings = deps.settings.retrieval
-    probes = state.get("probes") or [state["question"]]
+    probes = state.get("probes") or [retrieval_text(state)]
     filters = state.get("filters") or None
     with StageClock("retrieve") as clock:
         bm25 = deps.bm25_index()  # one snapshot for the whole query

@@ -5,12 +5,20 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
 from ragloom.state import TraceStep
 
 logger = logging.getLogger("ragloom")
+
+STAGE_ORDER = (
+    "guard", "classify", "direct", "transform", "retrieve", "fuse", "rerank", "assemble",
+    "decompose", "hop", "bridge", "merge", "grade", "refine", "rewrite", "web", "generate",
+    "groundedness", "answers_question", "circuit_breaker", "answer",
+)
+"""Canonical order of the stages, used to place left-out stages in a trace."""
 
 _logged: set[str] = set()
 _logged_lock = threading.Lock()
@@ -65,3 +73,20 @@ def log_once(key: str, message: str) -> None:
             return
         _logged.add(key)
     logger.warning(message)
+
+
+def skipped_step(stage: str, reason: str) -> TraceStep:
+    """The trace record of a stage a builder left out of the graph: zero time and the reason."""
+    return TraceStep(stage=stage, duration_ms=0.0, detail={"skipped": True, "reason": reason})
+
+
+def in_stage_order(trace: Sequence[TraceStep], skipped: Sequence[TraceStep]) -> list[TraceStep]:
+    """The trace with each skipped step placed before the first step of a later stage."""
+    rank = {stage: i for i, stage in enumerate(STAGE_ORDER)}
+    merged = list(trace)
+    for step in sorted(skipped, key=lambda s: rank.get(s.stage, len(rank))):
+        position = rank.get(step.stage, len(rank))
+        at = next((i for i, s in enumerate(merged) if rank.get(s.stage, -1) > position),
+                  len(merged))
+        merged.insert(at, step)
+    return merged

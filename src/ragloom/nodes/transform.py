@@ -13,6 +13,7 @@ from typing import Any
 
 from ragloom.errors import UnknownNameError
 from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.pool import retrieval_text
 from ragloom.nodes.text import content_words, tokenize
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.providers.chat import complete
@@ -179,7 +180,7 @@ def transform(state: RagState, deps: RagDeps) -> dict:
     """Build the retrieval probes for the question with the configured transform."""
     name = deps.settings.transform.name
     check_transform(name)
-    question = state["question"]
+    question = retrieval_text(state)
     with StageClock("transform") as clock:
         clock.note(transform=name)
         if name == "none":

@@ -35,6 +35,17 @@ PRESETS: dict[str, dict[str, Any]] = {
                       "sibling_weight": 0.75},
         "groundedness": {"enabled": True},
     },
+    "corrective": {
+        "retrieval": {"mode": "hybrid", "candidate_k": 100, "fusion": "convex",
+                      "sibling_weight": 0.75},
+        "rerank": {"name": "none"},
+        "groundedness": {"enabled": True},
+    },
+    "adaptive": {
+        "retrieval": {"mode": "hybrid", "candidate_k": 100, "fusion": "convex",
+                      "sibling_weight": 0.75},
+        "groundedness": {"enabled": True},
+    },
 }
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlparse
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, ValidationError
 
 from ragloom.errors import ChatUnavailableError, ConfigError, RagloomError, UnknownNameError
 from ragloom.settings import ChatSettings
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 PROVIDERS = ("none", "openai")
+Reply = TypeVar("Reply", bound=BaseModel)
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
@@ -108,9 +110,48 @@ def complete(chat: BaseChatModel, system: str, user: str) -> str:
         if mapped is None:
             raise
         raise mapped from exc
-    content = reply.content
+    return _text(reply.content)
+
+
+def _text(content: object) -> str:
+    """A message's text: string parts joined, reasoning blocks removed."""
     if isinstance(content, list):
         content = "".join(
             part if isinstance(part, str) else str(part.get("text", "")) for part in content
         )
     return _THINK.sub("", str(content)).strip()
+
+
+def complete_structured(chat: BaseChatModel, system: str, user: str,
+                        schema: type[Reply]) -> Reply | None:
+    """One call whose reply is parsed into `schema`; None when the reply is unusable.
+
+    Uses the model's JSON-schema structured output when it has one (constrained decoding on
+    OpenAI-compatible servers), else parses the reply text tolerantly (fenced or partial JSON,
+    langchain-core's `parse_json_markdown`). Raises like `complete` when the model is unavailable.
+    """
+    from langchain_core.exceptions import OutputParserException
+    from langchain_core.utils.json import parse_json_markdown
+
+    messages = [SystemMessage(content=system), HumanMessage(content=user)]
+    try:
+        structured = chat.with_structured_output(schema, method="json_schema", include_raw=True)
+    except NotImplementedError:
+        structured = None
+    try:
+        if structured is None:
+            text = _text(chat.invoke(messages).content)
+        else:
+            result = structured.invoke(messages)
+            if isinstance(result.get("parsed"), schema):
+                return result["parsed"]
+            text = _text(getattr(result.get("raw"), "content", ""))
+    except Exception as exc:
+        mapped = _chat_error(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
+    try:
+        return schema.model_validate(parse_json_markdown(text))
+    except (OutputParserException, ValueError, ValidationError):
+        return None

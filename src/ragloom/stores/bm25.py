@@ -174,6 +174,16 @@ class Bm25Index:
         """Number of indexed chunks."""
         return len(self._chunks)
 
+    def vocabulary_coverage(self, query: str) -> float | None:
+        """Share of the query's terms (stemmed, stopwords out) the index knows; None when the
+        query has no such term."""
+        tokens = list(dict.fromkeys(query_tokens(query)))
+        if not tokens:
+            return None
+        if self._model is None:
+            return 0.0
+        return len(self._model.get_tokens_ids(tokens)) / len(tokens)
+
     def search(self, query: str, k: int, where: Filter | None = None) -> list[ScoredChunk]:
         """Return up to k chunks with a positive BM25 score, best first (origin `bm25`)."""
         mask = self._mask(where)

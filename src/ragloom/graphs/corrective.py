@@ -1,0 +1,91 @@
+"""The corrective graph (CRAG + Self-RAG): retrieve, grade, correct, answer, check, loop.
+
+    guard → retrieval → grade ─┬─ correct ───────────────→ generate → groundedness
+                               ├─ ambiguous → refine ────→ generate     → answers_question
+                               ├─ incorrect → rewrite → retrieval (loop)  ├─ pass → answer
+                               └─ incorrect, budget spent → [web] → generate └─ fail → rewrite
+
+Both checks failing loops through rewrite while the budget lasts; a spent budget answers
+best-effort (the answer node flags it from the failed verdicts); when the recursion limit is
+close a router sends the run to the circuit breaker instead. `web` is a node only when the profile
+policy (`loop.web`) and the transport (`web.search_url`) both enable it. Retrieval-only runs
+(`generate.enabled` off) grade, rewrite and refine, then answer with the passages as citations.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from langgraph.graph import END, START, StateGraph
+
+from ragloom.graphs.assembly import DepsSource, bind, chain, query_graph, source_of
+from ragloom.graphs.retrieval import compile_retrieval, retrieval_rounds, retrieval_skips
+from ragloom.graphs.routing import LoopPolicy, route_after_check, route_after_grade
+from ragloom.graphs.staged import RETRIEVAL_ONLY
+from ragloom.nodes import answer, answers_question, generate, grade, groundedness, refine, rewrite
+from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.trace import skipped_step
+from ragloom.settings import RagSettings
+from ragloom.state import TraceStep
+
+
+def web_enabled(settings: RagSettings) -> bool:
+    """Web search needs both the profile policy and a search endpoint."""
+    return settings.loop.web and bool(settings.web.search_url)
+
+
+def corrective_skips(settings: RagSettings) -> list[TraceStep]:
+    """Trace records of the corrective stages these settings leave out."""
+    skips = []
+    if not web_enabled(settings):
+        why = "loop.web is off" if not settings.loop.web else "web.search_url is not set"
+        skips.append(skipped_step("web", f"web search disabled: {why}"))
+    if not settings.generate.enabled:
+        skips += [skipped_step("generate", RETRIEVAL_ONLY),
+                  skipped_step("groundedness", "no draft to check (retrieval-only)"),
+                  skipped_step("answers_question", "no draft to check (retrieval-only)")]
+    elif not settings.groundedness.enabled:
+        skips.append(skipped_step("groundedness", "groundedness check disabled"))
+    return skips
+
+
+def build_corrective_graph(deps: RagDeps | DepsSource) -> StateGraph:
+    """Wire the corrective loop for these settings; returns the graph uncompiled."""
+    source = source_of(deps)
+    settings = source.base.settings
+    answering = settings.generate.enabled
+    policy = LoopPolicy(answering=answering, web=web_enabled(settings))
+    finish = "generate" if answering else "answer"
+    graph = query_graph()
+    graph.add_node("guard", bind(answer.guard, source))
+    graph.add_node("retrieval", retrieval_rounds(compile_retrieval(source), source))
+    for name, node in (("grade", grade.grade), ("refine", refine.refine),
+                       ("rewrite", rewrite.rewrite), ("circuit_breaker", answer.circuit_breaker)):
+        graph.add_node(name, bind(node, source))
+    skips = retrieval_skips(settings) + corrective_skips(settings)
+    graph.add_node("answer", bind(answer.answer, source, answering=answering, skipped=skips))
+    chain(graph, [START, "guard", "retrieval", "grade"])
+    grade_paths = ["refine", "rewrite", "circuit_breaker", finish]
+    if policy.web:
+        from ragloom.nodes import web
+
+        graph.add_node("web", bind(web.web, source))
+        graph.add_edge("web", finish)
+        grade_paths.append("web")
+    graph.add_conditional_edges("grade", functools.partial(route_after_grade, policy=policy),
+                                {name: name for name in grade_paths})
+    graph.add_edge("refine", finish)
+    graph.add_edge("rewrite", "retrieval")
+    graph.add_edge("circuit_breaker", "answer")
+    if answering:
+        checks = ["generate", *(["groundedness"] if settings.groundedness.enabled else []),
+                  "answers_question"]
+        graph.add_node("generate", bind(generate.generate, source))
+        if settings.groundedness.enabled:
+            graph.add_node("groundedness", bind(groundedness.groundedness, source))
+        graph.add_node("answers_question", bind(answers_question.answers_question, source))
+        chain(graph, checks)
+        graph.add_conditional_edges("answers_question", route_after_check,
+                                    {n: n for n in ("answer", "rewrite", "circuit_breaker")})
+    graph.add_edge("answer", END)
+    return graph
