@@ -51,7 +51,7 @@ def ingest(
         paths=resources.data_paths(run_settings),
     )
     graph = build_ingest_graph(deps).compile().with_config(recursion_limit=ingest_recursion_limit())
-    lock_path = deps.paths.data_dir / "locks" / f"{run_settings.collection}.lock"
+    lock_path = deps.paths.lock_file(run_settings.collection)
     report: IngestionReport | None = None
     total = done = 0
     with collection_lock(lock_path):

@@ -166,8 +166,8 @@ class AdaptiveSettings(_Section):
 
     classifier: Literal["heuristic", "llm"] = "heuristic"
     max_hops: int = Field(3, ge=1, le=6, description="sub-questions of the first wave")
-    bridge_entities: int = Field(2, ge=0, le=6,
-                                 description="second-wave hops built from first-hop entities")
+    bridge_hops: int = Field(2, ge=0, le=6, description="follow-up hops, one per best passage "
+                             "of the question's own hop, built from the names it mentions")
     vocabulary_gap: float = Field(0.5, ge=0.0, le=1.0, description="share of the question's "
                                   "content terms unknown to the collection that routes a "
                                   "question to the corrective loop")

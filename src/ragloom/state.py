@@ -163,6 +163,8 @@ class Hop(BaseModel):
     index: int
     wave: int = 1
     probe: str
+    source: str | None = None
+    """Chunk id of the earlier hop's passage a bridge probe was built from."""
     passages: list[ScoredChunk] = Field(default_factory=list)
 
 
@@ -214,9 +216,10 @@ class RagState(TypedDict, total=False):
     relevance: dict[str, float]
     missing_terms: list[str]
     hops: Annotated[list[Hop], operator.add]
-    bridge_probes: list[str]
+    bridge_plan: list[Hop]
     hop: int
     wave: int
+    source: str | None
     draft: str
     citations: list[Citation]
     answer: RagAnswer

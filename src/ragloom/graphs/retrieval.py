@@ -116,7 +116,7 @@ def hop_retrieval(subgraph: Subgraph) -> LangGraphNode:
         trace = [step.model_copy(update={"detail": {**step.detail, "hop": index, "wave": wave}})
                  for step in out.get("trace") or []]
         found = Hop(index=index, wave=wave, probe=state.get("probe") or state["question"],
-                    passages=out.get("passages") or [])
+                    source=state.get("source"), passages=out.get("passages") or [])
         return {"hops": [found], "trace": trace}
 
     return hop

@@ -108,10 +108,11 @@ def route_by_class(state: RagState) -> ClassRoute:
             raise ValueError(f"route_by_class: unknown route {route!r}")
 
 
-def hop_payload(state: RagState, probe: str, index: int, wave: int) -> dict[str, Any]:
+def hop_payload(state: RagState, probe: str, index: int, wave: int,
+                source: str | None = None) -> dict[str, Any]:
     """The input one hop's retrieval runs on."""
     return {"question": state["question"], "probe": probe, "filters": state.get("filters"),
-            "top_n": state.get("top_n"), "hop": index, "wave": wave}
+            "top_n": state.get("top_n"), "hop": index, "wave": wave, "source": source}
 
 
 def send_hops(state: RagState) -> list[Send]:
@@ -121,10 +122,9 @@ def send_hops(state: RagState) -> list[Send]:
 
 
 def send_bridge_hops(state: RagState) -> list[Send] | BridgeRoute:
-    """Fan the bridge probes out to `bridge_hop`, or go straight to merge when there are none."""
-    first = len(state.get("hops", []))
-    probes = state.get("bridge_probes") or []
-    if not probes:
+    """Fan the planned bridge hops out to `bridge_hop`, or go straight to merge without any."""
+    plan = state.get("bridge_plan") or []
+    if not plan:
         return "merge"
-    return [Send("bridge_hop", hop_payload(state, probe, first + i, 2))
-            for i, probe in enumerate(probes, 1)]
+    return [Send("bridge_hop", hop_payload(state, h.probe, h.index, h.wave, h.source))
+            for h in plan]

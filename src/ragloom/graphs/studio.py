@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from ragloom import resources
-from ragloom.graphs.ingest import build_ingest_graph
+from ragloom.graphs.ingest import build_locked_ingest_graph
 from ragloom.ingest.chunkers import get_chunker
 from ragloom.nodes.ingest import IngestDeps, ingest_recursion_limit
 from ragloom.profiles.resolver import compile_graph
@@ -33,7 +33,7 @@ def _ingest_graph() -> CompiledStateGraph[Any]:
     deps = IngestDeps(settings=settings, index=resources.document_index(settings), embedder=embedder,
                       chunker=get_chunker(settings.chunker, embedder=embedder),
                       paths=resources.data_paths(settings))
-    return build_ingest_graph(deps).compile(name="ragloom-ingest").with_config(
+    return build_locked_ingest_graph(deps).compile(name="ragloom-ingest").with_config(
         recursion_limit=ingest_recursion_limit())
 
 

@@ -4,12 +4,13 @@
   entity ("Which is older, X or Y?" → "X older", "Y older") or per joined question ("..., and
   what ...?"); with a chat model, the sub-questions it writes.
 - The graph sends each probe into the retrieval subgraph in parallel (`Send`).
-- **bridge** lets later hops use what earlier ones found: from the first hops' best passages it
-  takes the entities the question does not name (a passage's title, capitalised names in its
-  text) and writes second-wave probes "entity + what the question still asks" — the second hop of
-  "Which county is the birthplace of the director of X?" searches for the director by name.
-- **merge** ranks the passages of every hop together (rank fusion, each hop's best kept), so the
-  one grounded answer can cite evidence from every hop.
+- **bridge** lets later hops use what earlier ones found: for each of the best passages of the
+  first hop it writes a follow-up probe from the names that passage mentions and the question does
+  not, plus what the question still asks (its content words the passage lacks) — the follow-up of
+  "Which county is the birthplace of the director of X?" from X's passage names the director.
+- **merge** ranks the passages of every hop together: each first-hop passage is followed by the
+  best passage its follow-up found, then the sub-questions' rankings take turns; so the one
+  grounded answer can cite evidence from every hop.
 """
 
 from __future__ import annotations
@@ -21,17 +22,19 @@ from pydantic import BaseModel
 
 from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.merge import merge_rankings
+from ragloom.nodes.assemble import fit_budget
+from ragloom.nodes.fuse import dedup
 from ragloom.nodes.text import content_words, tokenize
 from ragloom.nodes.trace import StageClock
 from ragloom.providers.chat import complete_structured
 from ragloom.state import Hop, RagState, ScoredChunk
 
-BRIDGE_PASSAGES = 2
-"""Best passages of each first-wave hop that bridge entities are taken from."""
+BRIDGE_NAMES = 6
+"""Names of a passage a follow-up probe carries, in order of appearance."""
+_NAME_TOKEN = r"(?:[A-Z]\.|[A-Z][\w'’&\-]*(?:\.[\w'’&\-]+)*)"
 _NAME = re.compile(
-    r"\b[A-Z][\w'’&.\-]*(?:\s+(?:(?:of|the|de|del|la|le|von|van|der|and|&|for|on|in)\s+)*"
-    r"[A-Z0-9][\w'’&.\-]*)*")
+    rf"\b{_NAME_TOKEN}(?:[ \t]+(?:(?:of|the|de|del|la|le|von|van|der|&|for|on|in)[ \t]+)*"
+    rf"{_NAME_TOKEN}|[ \t]+[0-9][\w\-]*)*")
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 _ALTERNATIVES = re.compile(r"(?:,|:)?\s*(?:both\s+)?(.+?)\s+(?:or|and)\s+(.+?)\s*[?.!]*$",
                            re.IGNORECASE)
@@ -48,6 +51,12 @@ class Decomposition(BaseModel):
     sub_questions: list[str]
 
 
+_SENTENCE_STARTS = frozenset(
+    "a an the in on at of for to by it its this that these those he she they we i you his her "
+    "their our is are was were be who what which where when why how do does did has have had "
+    "also however after before during while since".split())
+
+
 def names_in(text: str) -> list[str]:
     """Quoted titles and capitalised name spans in text, in order of appearance, once each."""
     found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
@@ -59,12 +68,6 @@ def names_in(text: str) -> list[str]:
                 continue
         found.append(name)
     return list(dict.fromkeys(n for n in found if len(n) > 1))
-
-
-_SENTENCE_STARTS = frozenset(
-    "a an the in on at of for to by it its this that these those he she they we i you his her "
-    "their our is are was were be who what which where when why how do does did has have had "
-    "also however after before during while since".split())
 
 
 def _unasked(name: str, question: str) -> bool:
@@ -122,51 +125,69 @@ def decompose(state: RagState, deps: RagDeps) -> dict[str, Any]:
     return update
 
 
-def bridge_entities(question: str, hops: list[Hop], limit: int) -> list[tuple[str, ScoredChunk]]:
-    """Entities the first hops' best passages name and the question does not, with the passage
-    each came from: titles first, then names in the text, best passages first."""
-    found: dict[str, ScoredChunk] = {}
-    passages = [p for hop in sorted(hops, key=lambda h: h.index) for p in hop.passages[:BRIDGE_PASSAGES]]
-    for scored in passages:
-        title = str(scored.chunk.metadata.get("title") or "")
-        if title and _unasked(title, question):
-            found.setdefault(title, scored)
-    for scored in passages:
-        for name in names_in(scored.chunk.text):
-            if _unasked(name, question):
-                found.setdefault(name, scored)
-    return list(found.items())[:limit]
-
-
-def bridge_probe(question: str, entity: str, source: ScoredChunk) -> str:
-    """The entity plus what the question still asks: its content words the source lacks."""
-    known = set(tokenize(source.chunk.text)) | set(tokenize(entity))
+def follow_up_probe(question: str, source: ScoredChunk) -> str:
+    """The names a passage mentions and the question does not, plus what the question still
+    asks (its content words the passage lacks); '' when the passage names nothing new."""
+    names = [n for n in names_in(source.chunk.text) if _unasked(n, question)][:BRIDGE_NAMES]
+    if not names:
+        return ""
+    known = set(tokenize(source.chunk.text))
     still = [w for w in dict.fromkeys(content_words(question)) if not set(tokenize(w)) <= known]
-    return " ".join([entity, *still])
+    return " ".join([*still, *names])
 
 
 def bridge(state: RagState, deps: RagDeps) -> dict[str, Any]:
-    """Write the second wave of probes from the entities the first hops found."""
+    """Plan the second wave: one follow-up hop per best passage of the question's own hop."""
     question = state["question"]
-    hops = state.get("hops", [])
-    limit = deps.settings.adaptive.bridge_entities
+    hops = sorted(state.get("hops", []), key=lambda h: h.index)
+    limit = deps.settings.adaptive.bridge_hops
+    plan: list[Hop] = []
     with StageClock("bridge") as clock:
         if comparison_probes(question):
-            probes: list[str] = []
             clock.note(reason="comparison: every entity is named in the question")
-        else:
-            entities = bridge_entities(question, hops, limit)
-            probes = list(dict.fromkeys(bridge_probe(question, e, s) for e, s in entities))
-            clock.note(entities=[e for e, _ in entities])
-        clock.note(probes=probes)
-    return {"bridge_probes": probes, "query_variants": probes, "trace": clock.trace()}
+        elif hops:
+            for scored in hops[0].passages[:limit]:
+                probe = follow_up_probe(question, scored)
+                if probe:
+                    plan.append(Hop(index=len(hops) + len(plan) + 1, wave=2, probe=probe,
+                                    source=scored.chunk.id))
+        clock.note(probes=[h.probe for h in plan])
+    return {"bridge_plan": plan, "query_variants": [h.probe for h in plan], "trace": clock.trace()}
+
+
+def interleave(hops: list[Hop]) -> list[ScoredChunk]:
+    """First-hop passages each followed by the best passage of its follow-up hop, then the other
+    hops' passages taking turns by rank; every chunk once, at its first place."""
+    first = [h for h in hops if h.wave == 1]
+    follow = {h.source: h for h in hops if h.wave == 2 and h.source}
+    order: list[ScoredChunk] = []
+    placed: set[str] = set()
+    main = first[0].passages if first else []
+    for scored in main:
+        if scored.chunk.id not in placed:
+            order.append(scored)
+            placed.add(scored.chunk.id)
+        after = follow.get(scored.chunk.id)
+        found = next((p for p in (after.passages if after else []) if p.chunk.id not in placed
+                      and p.chunk.id not in {s.chunk.id for s in main[:1]}), None)
+        if found is not None:
+            order.append(found)
+            placed.add(found.chunk.id)
+    rest = [h.passages for h in first[1:]] + [h.passages[1:] for h in follow.values()]
+    for rank in range(max((len(r) for r in rest), default=0)):
+        order.extend(r[rank] for r in rest if rank < len(r))
+    return dedup(order)
 
 
 def merge(state: RagState, deps: RagDeps) -> dict[str, Any]:
-    """Rank the passages of every hop together, each hop's best passage kept."""
+    """Rank the passages of every hop together and fit the best top_n to the budget."""
     hops = sorted(state.get("hops", []), key=lambda h: h.index)
     top_n = state.get("top_n") or deps.settings.rerank.top_n
+    budget = deps.settings.assemble
     with StageClock("merge") as clock:
-        passages = merge_rankings([h.passages for h in hops], top_n, deps)
-        clock.note(hops=len(hops), per_hop=[len(h.passages) for h in hops], merged=len(passages))
+        ranked = [s.model_copy(update={"score_origin": f"{s.score_origin}+hop"})
+                  for s in interleave(hops)[:top_n]]
+        passages, dropped, _ = fit_budget(ranked, budget.token_budget, budget.chars_per_token)
+        clock.note(hops=len(hops), per_hop=[len(h.passages) for h in hops], merged=len(passages),
+                   dropped=dropped)
     return {"passages": passages, "trace": clock.trace()}

@@ -45,6 +45,10 @@ class DataPaths:
         """Ingestion manifest file of a collection."""
         return self.data_dir / "manifests" / f"{validate_collection(collection)}.json"
 
+    def lock_file(self, collection: str) -> Path:
+        """The file the per-collection ingest lock is held on."""
+        return self.data_dir / "locks" / f"{validate_collection(collection)}.lock"
+
     def quarantine_dir(self, collection: str) -> Path:
         """Directory of the quarantined documents of a collection."""
         return self.data_dir / "quarantine" / validate_collection(collection)
