@@ -15,8 +15,8 @@ import pytest
 from ragloom import resources
 from ragloom.profiles.resolver import compile_graph
 from ragloom.providers.chat import complete, get_chat_model
-from ragloom.runner import ask
-from ragloom.settings import ChatSettings, RagSettings, load_settings
+from ragloom.runner import ask, run_graph
+from ragloom.settings import ChatSettings, RagSettings, load_settings, resolve_settings
 from ragloom.state import RagAnswer
 from tests.integration.servers import (
     assert_markers_resolve,
@@ -160,3 +160,32 @@ def test_multi_query_variants_are_parsed_or_degradation_is_traced(kb_dir: Path,
     assert answer.query_variants == variants
     assert_markers_resolve(answer)
     assert trace_detail(answer, "generate")["generator"] == "chat"
+
+
+def test_corrective_loop_through_chat_openai(kb_dir: Path, llm_base_url: str) -> None:
+    settings = llm_settings(kb_dir, llm_base_url, loop={"max_iterations": 1})
+    settings = settings.model_copy(update={"profile": "corrective"})
+    graph = compile_graph(resources.rag_deps(resolve_settings(settings, profile="corrective")))
+    answer = run_graph(graph, QUESTION)
+    stages = trace_stages(answer)
+    assert stages[0] == "guard" and stages[-1] == "answer"
+    grade = trace_detail(answer, "grade")
+    assert grade["grader"] == "llm" or "fallback" in grade, grade  # parsed, or degradation traced
+    assert grade["verdict"] in ("correct", "ambiguous", "incorrect")
+    assert answer.iterations <= 1
+    assert_markers_resolve(answer)
+    assert {"answers_question"} <= {v.stage for v in answer.verdicts} or answer.text == ""
+
+
+def test_adaptive_router_through_chat_openai(kb_dir: Path, llm_base_url: str) -> None:
+    settings = llm_settings(kb_dir, llm_base_url, adaptive={"classifier": "llm"})
+    graph = compile_graph(resources.rag_deps(resolve_settings(settings, profile="adaptive")),
+                          retrieval_only=True)
+    answer = run_graph(graph, "Which costs more, the Lumen Max or the Lumen Pro?")
+    classify = trace_detail(answer, "classify")
+    assert classify["classifier"] == "llm" or "fallback" in classify, classify
+    assert answer.route in ("no_retrieval", "single_shot", "iterative", "multi_hop")
+    assert answer.text == ""
+    if answer.route != "no_retrieval":
+        assert answer.citations
+        assert_markers_resolve(answer)

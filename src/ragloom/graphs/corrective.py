@@ -3,7 +3,7 @@
     guard → retrieval → grade ─┬─ correct ───────────────→ generate → groundedness
                                ├─ ambiguous → refine ────→ generate     → answers_question
                                ├─ incorrect → rewrite → retrieval (loop)  ├─ pass → answer
-                               └─ incorrect, budget spent → [web] → generate └─ fail → rewrite
+                               └─ incorrect, budget spent → [web] → grade    └─ fail → rewrite
 
 Both checks failing loops through rewrite while the budget lasts; a spent budget answers
 best-effort (the answer node flags it from the failed verdicts); when the recursion limit is
@@ -70,7 +70,7 @@ def build_corrective_graph(deps: RagDeps | DepsSource) -> StateGraph:
         from ragloom.nodes import web
 
         graph.add_node("web", bind(web.web, source))
-        graph.add_edge("web", finish)
+        graph.add_edge("web", "grade")
         grade_paths.append("web")
     graph.add_conditional_edges("grade", functools.partial(route_after_grade, policy=policy),
                                 {name: name for name in grade_paths})

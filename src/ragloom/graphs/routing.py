@@ -56,7 +56,8 @@ def out_of_steps(state: RagState) -> bool:
 
 def route_after_grade(state: RagState, policy: LoopPolicy = LoopPolicy()) -> GradeRoute:
     """correct → generate; ambiguous → refine; incorrect → rewrite while budget lasts, then web
-    (when built with it and not yet searched), then a best-effort answer from what there is."""
+    (when built with it and not yet searched; its pages are graded again), then a best-effort
+    answer from what there is."""
     if out_of_steps(state):
         return "circuit_breaker"
     verdict = last_verdict(state, "grade")

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 PROVIDERS = ("none", "openai")
 Reply = TypeVar("Reply", bound=BaseModel)
+_TRUNCATED_REPLIES = frozenset({"LengthFinishReasonError", "ContentFilterFinishReasonError"})
+"""openai's errors for a structured reply cut at max_tokens or withheld by a content filter."""
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
@@ -147,6 +149,8 @@ def complete_structured(chat: BaseChatModel, system: str, user: str,
                 return result["parsed"]
             text = _text(getattr(result.get("raw"), "content", ""))
     except Exception as exc:
+        if type(exc).__name__ in _TRUNCATED_REPLIES:
+            return None  # cut at max_tokens or filtered: no usable JSON
         mapped = _chat_error(exc)
         if mapped is None:
             raise
