@@ -168,6 +168,17 @@ class Hop(BaseModel):
     passages: list[ScoredChunk] = Field(default_factory=list)
 
 
+class Round(BaseModel):
+    """The best-graded retrieval round of a corrective run: its probe, grade and passages."""
+
+    iteration: int
+    probe: str
+    verdict: str
+    score: float
+    passages: list[ScoredChunk] = Field(default_factory=list)
+    relevance: dict[str, float] = Field(default_factory=dict)
+
+
 @dataclass
 class RagContext:
     """Runtime context of the query graphs (`context=` of invoke, or the served run's context).
@@ -215,6 +226,7 @@ class RagState(TypedDict, total=False):
     passages: list[ScoredChunk]
     relevance: dict[str, float]
     missing_terms: list[str]
+    best_round: Round | None
     hops: Annotated[list[Hop], operator.add]
     bridge_plan: list[Hop]
     hop: int

@@ -24,7 +24,7 @@ from ragloom.nodes.deps import RagDeps
 from ragloom.state import RagContext, RagInput, RagOutput, RagState
 
 NodeFn = Callable[..., dict[str, Any]]
-LangGraphNode = Callable[[RagState, Runtime[RagContext]], dict[str, Any]]
+LangGraphNode = Callable[..., dict[str, Any]]
 
 class DepsSource:
     """The dependencies a run uses: the graph's own, or those of the collection in its context."""

@@ -58,7 +58,7 @@ def build_corrective_graph(deps: RagDeps | DepsSource) -> StateGraph:
     finish = "generate" if answering else "answer"
     graph = query_graph()
     graph.add_node("guard", bind(answer.guard, source))
-    graph.add_node("retrieval", retrieval_rounds(compile_retrieval(source), source))
+    graph.add_node("retrieval", retrieval_rounds(compile_retrieval(source)))
     for name, node in (("grade", grade.grade), ("refine", refine.refine),
                        ("rewrite", rewrite.rewrite), ("circuit_breaker", answer.circuit_breaker)):
         graph.add_node(name, bind(node, source))

@@ -14,15 +14,13 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
 
 from ragloom.graphs.assembly import DepsSource, LangGraphNode, bind, chain, query_graph, source_of
 from ragloom.nodes import assemble, fuse, rerank, retrieve, transform
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.merge import merge_rankings
-from ragloom.nodes.trace import StageClock, skipped_step
+from ragloom.nodes.trace import skipped_step
 from ragloom.settings import RagSettings
-from ragloom.state import Hop, RagContext, RagState, RetrievalInput, RetrievalOutput, TraceStep
+from ragloom.state import Hop, RagState, RetrievalInput, RetrievalOutput, TraceStep
 
 Subgraph = CompiledStateGraph[Any]
 
@@ -85,24 +83,14 @@ def _retrieval_input(state: RagState, probe: str | None) -> dict[str, Any]:
             "top_n": state.get("top_n")}
 
 
-def retrieval_rounds(subgraph: Subgraph, source: DepsSource) -> LangGraphNode:
-    """The node a loop retrieves with: the subgraph for the current probe, its passages merged
-    with the previous round's (rank fusion, `merge` in the trace) from the second round on."""
+def retrieval_rounds(subgraph: Subgraph) -> LangGraphNode:
+    """The node a loop retrieves with: the subgraph for the current probe (a rewrite), else the
+    question; grade then keeps whichever round it grades best."""
 
-    def retrieval(state: RagState, runtime: Runtime[RagContext]) -> dict[str, Any]:
+    def retrieval(state: RagState) -> dict[str, Any]:
         out = subgraph.invoke(_retrieval_input(state, state.get("probe")))
-        passages, trace = out.get("passages") or [], list(out.get("trace") or [])
-        previous = state.get("passages") or []
-        if state.get("iterations", 0) > 0 and previous:
-            deps = source.for_context(runtime.context)
-            with StageClock("merge") as clock:
-                top_n = state.get("top_n") or deps.settings.rerank.top_n
-                passages = merge_rankings([passages, previous], top_n, deps)
-                clock.note(rounds=2, new=len(out.get("passages") or []), previous=len(previous),
-                           merged=len(passages))
-            trace += clock.trace()
-        return {"passages": passages, "query_variants": out.get("query_variants") or [],
-                "trace": trace}
+        return {"passages": out.get("passages") or [],
+                "query_variants": out.get("query_variants") or [], "trace": out.get("trace") or []}
 
     return retrieval
 
@@ -110,7 +98,7 @@ def retrieval_rounds(subgraph: Subgraph, source: DepsSource) -> LangGraphNode:
 def hop_retrieval(subgraph: Subgraph) -> LangGraphNode:
     """The node a multi-hop fan-out sends each sub-question to: one Hop, its steps traced."""
 
-    def hop(state: RagState, runtime: Runtime[RagContext]) -> dict[str, Any]:
+    def hop(state: RagState) -> dict[str, Any]:
         out = subgraph.invoke(_retrieval_input(state, state.get("probe")))
         index, wave = state.get("hop", 1), state.get("wave", 1)
         trace = [step.model_copy(update={"detail": {**step.detail, "hop": index, "wave": wave}})

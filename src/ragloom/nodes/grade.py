@@ -1,10 +1,14 @@
 """The grade node (CRAG's evaluator): do the retrieved passages answer the *original* question?
 
-Each of the best `grade.top_k` passages gets a relevance in [0, 1] and a short reason; the run's
+Each of the best `grade.top_k` passages gets a relevance in [0, 1] and a short reason; a round's
 verdict is `correct` (the best passage is relevant), `incorrect` (none is) or `ambiguous`. With a
 chat model the relevances come from one structured call; without one (or when the call fails) the
 offline grader blends the embedding similarity of question and passage with the share of the
 question's content terms the passage contains. The trace names which grader ran.
+
+Across the rounds of a loop the working set is the best-graded round so far (`best_round`), its
+ranking first and the other round's unseen passages after: a rewrite that retrieves worse never
+replaces what the question itself found, one that retrieves better does.
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ragloom.errors import ChatUnavailableError
+from ragloom.nodes.assemble import fit_budget
 from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.fuse import dedup
 from ragloom.nodes.text import clip, content_words, tokenize
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.providers.chat import complete_structured
 from ragloom.settings import GradeSettings
-from ragloom.state import RagState, ScoredChunk, Verdict
+from ragloom.state import RagState, Round, ScoredChunk, Verdict
 
 STAGE = "grade"
 SEMANTIC_WEIGHT = 0.6
@@ -129,38 +135,66 @@ def _grader(deps: RagDeps, clock: StageClock) -> str:
     return wanted
 
 
+def keep_best(state: RagState, current: Round, deps: RagDeps) -> tuple[Round, list[ScoredChunk]]:
+    """The better of this round and the best before it (a later round must grade strictly
+    better), and the working set: its passages, then the other round's, cut to top_n and fitted
+    to the assemble budget."""
+    best = state.get("best_round")
+    kept, other = (current, best) if best is None or current.score > best.score else (best, current)
+    merged = dedup([*kept.passages, *(other.passages if other else [])])
+    top_n = state.get("top_n") or deps.settings.rerank.top_n
+    budget = deps.settings.assemble
+    working, _, _ = fit_budget(merged[:top_n], budget.token_budget, budget.chars_per_token)
+    return kept, working
+
+
+def _relevances(question: str, passages: list[ScoredChunk], deps: RagDeps, clock: StageClock,
+                update: dict[str, Any]) -> tuple[str, list[float], list[str]]:
+    """(grader that ran, relevance per passage, reason per passage)."""
+    grader = _grader(deps, clock)
+    grades = _llm_grades(question, passages, deps, clock) if grader == "llm" and passages else None
+    if grades is not None:
+        return grader, [g.relevance for g in grades], [g.reason for g in grades]
+    if grader == "llm" and passages:
+        update["best_effort"] = True
+    offline = offline_relevance(question, passages, deps)
+    return ("heuristic", [r for r, _, _ in offline],
+            [f"similarity {s:.2f}, term coverage {c:.2f}" for _, s, c in offline])
+
+
 def grade(state: RagState, deps: RagDeps) -> dict[str, Any]:
-    """Grade the best passages against the original question and decide the loop's verdict."""
+    """Grade the new round's best passages against the original question; keep the best round."""
     settings = deps.settings.grade
     question = state["question"]
-    passages = (state.get("passages") or [])[: settings.top_k]
+    found = state.get("passages") or []
+    passages = found[: settings.top_k]
     update: dict[str, Any] = {}
     with StageClock(STAGE) as clock:
-        grader = _grader(deps, clock)
-        grades = _llm_grades(question, passages, deps, clock) if grader == "llm" and passages else None
-        if grades is None:
-            if grader == "llm" and passages:
-                update["best_effort"] = True
-            grader = "heuristic"
-            offline = offline_relevance(question, passages, deps)
-            relevances = [r for r, _, _ in offline]
-            reasons = [f"similarity {s:.2f}, term coverage {c:.2f}" for _, s, c in offline]
-        else:
-            relevances = [g.relevance for g in grades]
-            reasons = [g.reason for g in grades]
-        verdict = verdict_of(relevances, settings)
+        grader, relevances, reasons = _relevances(question, passages, deps, clock, update)
+        score = max(relevances, default=0.0)
+        current = Round(iteration=state.get("iterations", 0),
+                        probe=state.get("probe") or question,
+                        verdict=verdict_of(relevances, settings), score=score, passages=found,
+                        relevance={p.chunk.id: r for p, r in zip(passages, relevances,
+                                                                  strict=True)})
+        kept, working = keep_best(state, current, deps)
         gap = missing_terms(question, passages)
         best = int(np.argmax(relevances)) + 1 if relevances else 0
-        rationale = (f"best passage [{best}] relevance {max(relevances):.2f} ({reasons[best - 1]})"
+        rationale = (f"best passage [{best}] relevance {score:.2f} ({reasons[best - 1]})"
                      if relevances else "no passages retrieved")
         if gap:
             rationale += f"; not found: {', '.join(gap)}"
-        clock.note(grader=grader, verdict=verdict, graded=len(passages),
-                   relevance=[round(r, 3) for r in relevances], missing_terms=gap)
+        if kept is not current:
+            rationale += f"; round {kept.iteration} kept (graded {kept.score:.2f})"
+        clock.note(grader=grader, verdict=current.verdict, graded=len(passages),
+                   relevance=[round(r, 3) for r in relevances], missing_terms=gap,
+                   kept_round=kept.iteration, kept_verdict=kept.verdict)
     update.update({
-        "relevance": {p.chunk.id: r for p, r in zip(passages, relevances, strict=True)},
+        "passages": working,
+        "best_round": kept,
+        "relevance": kept.relevance,
         "missing_terms": gap,
-        "verdicts": [Verdict(stage=STAGE, verdict=verdict, score=max(relevances, default=0.0),
+        "verdicts": [Verdict(stage=STAGE, verdict=kept.verdict, score=kept.score,
                              reason=rationale)],
         "trace": clock.trace(),
     })

@@ -1,15 +1,18 @@
 """The refine node (CRAG's knowledge refinement, for `ambiguous` grades).
 
-Each passage is split into knowledge strips (sentences); strips relevant to the original question
-are kept, adjacent kept strips joined into one span, the rest dropped. A span stays a citation of
-its original chunk (same chunk id) with the span's exact offsets, so `[n]` still resolves to the
-source text. The working set is never emptied: when no strip clears the floor, the best one stays.
+Each graded passage is split into knowledge strips (sentences); strips relevant to the original
+question are kept, adjacent kept strips joined into one span, the rest dropped. A span stays a
+citation of its original chunk (same chunk id) with the span's exact offsets, so `[n]` still
+resolves to the source text. No passage is emptied (and so none leaves the ranking): when none of
+its strips clears the floor, its best strip stays.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.grade import SEMANTIC_WEIGHT, term_coverage
@@ -18,13 +21,18 @@ from ragloom.nodes.trace import StageClock
 from ragloom.state import RagState, ScoredChunk
 
 STAGE = "refine"
+EMBED_BATCH = 16
+"""Texts per embedding call: the size up to which the ONNX query encoder serves a batch."""
 
 
 def _strip_scores(question: str, strips: Sequence[str], deps: RagDeps) -> list[float]:
-    """Offline relevance of each strip: embedding similarity blended with term coverage."""
+    """Offline relevance of each strip of one passage: embedding similarity blended with term
+    coverage (embedded in batches small enough for the ONNX query encoder)."""
     if not strips:
         return []
-    vectors = deps.embedder.embed_array([question, *strips])
+    texts = [question, *strips]
+    vectors = np.concatenate([deps.embedder.embed_array(texts[i:i + EMBED_BATCH])
+                              for i in range(0, len(texts), EMBED_BATCH)])
     similarity = vectors[1:] @ vectors[0]
     return [SEMANTIC_WEIGHT * max(0.0, float(sim)) + (1 - SEMANTIC_WEIGHT)
             * term_coverage(question, text) for sim, text in zip(similarity, strips, strict=True)]
@@ -49,26 +57,25 @@ def spans(passage: ScoredChunk, kept: Sequence[Sentence]) -> list[ScoredChunk]:
 
 
 def refine(state: RagState, deps: RagDeps) -> dict[str, Any]:
-    """Keep the question-relevant knowledge strips of every passage."""
+    """Keep the question-relevant knowledge strips of the graded passages (the rest follow)."""
     passages = state.get("passages") or []
+    graded, rest = passages[: deps.settings.grade.top_k], passages[deps.settings.grade.top_k:]
     floor = deps.settings.grade.strip_relevance
     with StageClock(STAGE) as clock:
-        sentences = [split_sentences(p.chunk.text) for p in passages]
-        flat = [s.text for group in sentences for s in group]
-        scores = iter(_strip_scores(state["question"], flat, deps))
-        scored = [[(next(scores), s) for s in group] for group in sentences]
+        sentences = [split_sentences(p.chunk.text) for p in graded]
+        scored = [list(zip(_strip_scores(state["question"], [s.text for s in group], deps), group,
+                           strict=True)) for group in sentences]
         refined: list[ScoredChunk] = []
-        for passage, group in zip(passages, scored, strict=True):
+        best_only = 0
+        for passage, group in zip(graded, scored, strict=True):
             kept = [s for score, s in group if score >= floor]
-            refined.extend(spans(passage, kept))
-        if not refined and flat:
-            best = max(((score, i, s) for i, group in enumerate(scored) for score, s in group),
-                       key=lambda t: t[0])
-            refined = spans(passages[best[1]], [best[2]])
-            clock.note(kept_best_only=True)
-        clock.note(passages_in=len(passages), strips=len(flat), spans_out=len(refined),
-                   strip_floor=floor,
-                   chars_in=sum(len(p.chunk.text) for p in passages),
+            if not kept and group:
+                kept, best_only = [max(group, key=lambda pair: pair[0])[1]], best_only + 1
+            refined.extend(spans(passage, kept) if kept else [passage])
+        clock.note(passages_in=len(graded), strips=sum(map(len, sentences)),
+                   spans_out=len(refined), strip_floor=floor, best_strip_only=best_only,
+                   unrefined=len(rest),
+                   chars_in=sum(len(p.chunk.text) for p in graded),
                    chars_out=sum(len(p.chunk.text) for p in refined))
-    return {"passages": refined or list(passages), "trace": clock.trace()}
+    return {"passages": refined + rest, "trace": clock.trace()}
 

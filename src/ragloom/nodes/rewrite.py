@@ -3,7 +3,8 @@
 With a chat model: one call given the question, the grader's rationale (what was found, which terms
 were not) and the claims the checks found unsupported. Offline: pseudo-relevance feedback from the
 best graded passages (their shared terms the question lacks), keeping the question's own words
-except those the collection does not know. Every rewrite spends one iteration of the budget, also
+except those the collection does not know; each iteration takes its feedback from the next
+passages down the ranking. Every rewrite spends one iteration of the budget, also
 when it repeats an earlier probe (traced as `repeated`). Generation still answers the original
 question: only `probe` changes.
 """
@@ -32,14 +33,16 @@ LLM_SYSTEM = (
 
 
 def offline_probe(state: RagState) -> str:
-    """Question words the collection knows, plus feedback terms of the best graded passages."""
+    """Question words the collection knows, plus feedback terms of a window of passages that
+    moves down the best round's ranking with each iteration (the best graded ones first)."""
     question = state["question"]
     gap = set(state.get("missing_terms") or [])
     relevance = state.get("relevance") or {}
-    passages = sorted(state.get("passages") or [],
-                      key=lambda p: -relevance.get(p.chunk.id, p.score))[:FEEDBACK_PASSAGES]
+    passages = sorted(state.get("passages") or [], key=lambda p: -relevance.get(p.chunk.id, 0.0))
+    start = state.get("iterations", 0) * FEEDBACK_PASSAGES
+    window = passages[start:start + FEEDBACK_PASSAGES] or passages[:FEEDBACK_PASSAGES]
     kept = [w for w in dict.fromkeys(content_words(question)) if w not in gap] or [question]
-    terms = feedback_terms(question, [p.chunk.text for p in passages], FEEDBACK_TERMS)
+    terms = feedback_terms(question, [p.chunk.text for p in window], FEEDBACK_TERMS)
     return " ".join([*kept, *terms])
 
 
