@@ -1,6 +1,6 @@
 """ragloom: LangGraph-native retrieval-augmented generation.
 
-The public face: `ingest`, `ask`, `retrieve`, `build_graph`, `as_retriever`.
+The public face: `ingest`, `ask`, `retrieve`, `build_graph`, `run_graph`, `as_retriever`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ _EXPORTS = {
     "ingest": "ragloom.runner",
     "ask": "ragloom.runner",
     "retrieve": "ragloom.runner",
+    "run_graph": "ragloom.runner",
     "build_graph": "ragloom.profiles.resolver",
     "as_retriever": "ragloom.retriever",
     "load_settings": "ragloom.settings",

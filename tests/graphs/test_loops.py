@@ -181,3 +181,13 @@ def test_adaptive_bridges_from_first_hop_names(kb: Path) -> None:
     assert bridge.detail["probes"], "no follow-up probe from the first hop's passages"
     assert {s.detail.get("wave") for s in result.trace if s.stage == "retrieve"} == {1, 2}
     assert result.text == "" and result.citations
+
+
+@pytest.mark.parametrize("profile", ["corrective", "adaptive"])
+def test_the_langchain_retriever_serves_the_looping_profiles(kb: Path, profile: str) -> None:
+    from ragloom.retriever import as_retriever
+
+    docs = as_retriever(collection=COLLECTION, profile=profile, data_dir=kb, k=3).invoke(QUESTION)
+    assert 1 <= len(docs) <= 3
+    assert any("7 days" in d.page_content for d in docs)
+    assert all(d.metadata["source_id"].startswith(str(EXAMPLES_KB.resolve())) for d in docs)
