@@ -94,8 +94,21 @@ def test_rewrites_use_the_rationale_and_generation_answers_the_original_question
     generate_prompt = next(user for role, user in chat.calls if role == GENERATOR)
     assert f"Question: {QUESTION}" in generate_prompt and "solar array autonomy" not in generate_prompt
     assert not result.best_effort and result.citations
-    merge = [s for s in result.trace if s.stage == "merge"]
-    assert merge and merge[0].detail["rounds"] == 2
+    grades = [s.detail for s in result.trace if s.stage == "grade"]
+    assert [g["kept_round"] for g in grades] == [0, 1]  # the better-graded rewrite replaces round 0
+
+
+def test_a_worse_rewrite_never_replaces_the_first_round(kb: Path) -> None:
+    chat = ScriptedRoleChat(script={GRADER: [graded(0.4), graded(0.1)],
+                                    REWRITER: "completely unrelated words"})
+    graph = graph_with(kb, chat, retrieval_only=True, loop={"max_iterations": 1},
+                       grade={"correct": 0.9, "incorrect": 0.5})
+    first = run_graph(graph_with(kb, None, profile="balanced", retrieval_only=True), QUESTION)
+    result = run_graph(graph, QUESTION)
+    grades = [s.detail for s in result.trace if s.stage == "grade"]
+    assert [g["kept_round"] for g in grades] == [0, 0] and result.iterations == 1
+    top = [c.chunk_id for c in result.citations][:3]
+    assert top == [c.chunk_id for c in first.citations][:3]
 
 
 def test_soft_bound_disabled_the_circuit_breaker_stops_the_loop(kb: Path,
