@@ -24,7 +24,13 @@ REJECT_SCORE = 2
 _SAMPLE_BYTES = 65536
 _CONTROL_RATIO = 0.1
 _ALLOWED_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
-_BOM = b"\xef\xbb\xbf"
+_BOMS = (  # UTF-32 before UTF-16: the UTF-32-LE mark starts with the UTF-16-LE one
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+)
 
 
 class ValidationResult(BaseModel):
@@ -144,31 +150,54 @@ def _rejected(signal: str, reason: str) -> ValidationResult:
     return ValidationResult(status="rejected", signals=[signal], reason=reason)
 
 
-def _looks_binary(data: bytes) -> bool:
-    sample = data[:_SAMPLE_BYTES]
-    if b"\x00" in sample:
+def _encoding(data: bytes) -> tuple[str, int]:
+    """The encoding a byte order mark announces (UTF-8 without one) and the mark's length."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return encoding, len(bom)
+    return "utf-8", 0
+
+
+def decode_text(data: bytes) -> str:
+    """Decode text bytes: UTF-8, or UTF-16/32 when a byte order mark says so; the mark dropped."""
+    encoding, skip = _encoding(data)
+    return data[skip:].decode(encoding)
+
+
+def _looks_binary(sample: bytes | str) -> bool:
+    codes = sample if isinstance(sample, bytes) else [ord(c) for c in sample]
+    if 0 in codes:
         return True
-    controls = sum(1 for b in sample if (b < 0x20 or b == 0x7F) and b not in _ALLOWED_CONTROLS)
+    controls = sum(1 for b in codes if (b < 0x20 or b == 0x7F) and b not in _ALLOWED_CONTROLS)
     return controls > _CONTROL_RATIO * len(sample)
 
 
 def check_integrity(data: bytes, *, max_bytes: int, binary_ok: bool = False) -> ValidationResult:
-    """Reject empty, oversized, binary or non-UTF-8 bytes; `binary_ok` skips text checks (PDF)."""
+    """Reject empty, oversized, binary or undecodable bytes; `binary_ok` skips text checks (PDF).
+
+    Text is UTF-8, or UTF-16/32 announced by a byte order mark.
+    """
     if len(data) > max_bytes:
         return _rejected("oversized", f"{len(data)} bytes exceeds the limit of {max_bytes} bytes")
-    body = data[len(_BOM) :] if data.startswith(_BOM) else data
-    if not body.strip():
-        return _rejected("empty", "the source is empty or whitespace only")
+    encoding, skip = _encoding(data)
+    body = data[skip:]
     if binary_ok:
+        if not body.strip():
+            return _rejected("empty", "the source is empty or whitespace only")
         return ValidationResult(status="clean", reason="integrity checks passed")
-    if _looks_binary(body):
-        return _rejected("binary", "the source looks binary (NUL or control bytes), not text")
     try:
-        body.decode("utf-8")
+        text = body.decode(encoding)
     except UnicodeDecodeError as exc:
+        if _looks_binary(body[:_SAMPLE_BYTES]):
+            return _rejected("binary", "the source looks binary (NUL or control bytes), not text")
         return _rejected(
-            "undecodable", f"invalid UTF-8 at byte {exc.start}; save the file as UTF-8"
+            "undecodable",
+            f"invalid {encoding.upper()} at byte {exc.start + skip}; save the file as UTF-8",
         )
+    if not text.strip():
+        return _rejected("empty", "the source is empty or whitespace only")
+    if _looks_binary(text[:_SAMPLE_BYTES]):
+        return _rejected("binary", "the source looks binary (NUL or control bytes), not text")
     return ValidationResult(status="clean", reason="integrity checks passed")
 
 
