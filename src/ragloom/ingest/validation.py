@@ -1,26 +1,47 @@
-"""Validators run before a document reaches the index: byte integrity and prompt-injection signals.
+"""Validators run before a document reaches the index: byte integrity and prompt-injection screening.
 
 `check_integrity` looks at the raw bytes (empty, oversized, binary, undecodable) and rejects.
-`scan_injection` weighs heuristic signals over a parsed document's visible and hidden text: a strong
-signal, or two weak ones, rejects; a single weak one marks the document suspicious. The patterns are
-deliberately narrow (aimed at the model, not at a reader), and each one lives in `PATTERNS`.
+`scan_injection` reads a parsed document's visible text, its hidden text (HTML a reader does not
+see) and whatever encoded runs in either decode to, normalised (`injection_text`), and weighs the
+rule hits of `injection_rules` by where they stand: text addressed to a model with an imperative it
+would obey counts fully; the same words quoted, fenced, described or negated count a third or
+less, and never reach quarantine on their own. An optional semantic detector
+(`injection_semantic`) adds the similarity of the document's instruction-like sentences to attack
+exemplars. A high score quarantines (`rejected`), a middling one marks the document `suspicious`;
+the score, the signals and the evidence behind them travel with the verdict. The scan runs under
+a per-document time budget and rejects a document that exhausts it.
 """
 
 from __future__ import annotations
 
-import re
+import time
+from collections import defaultdict
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from ragloom.ingest.injection_rules import (
+    DIRECT_LEAD,
+    FRAMING,
+    FRAMING_AFTER,
+    NEGATED_LEAD,
+    RULES,
+    VOCABULARY,
+    Rule,
+)
+from ragloom.ingest.injection_text import Layout, lay_out, payloads
 from ragloom.state import SourceDocument
 
 Status = Literal["clean", "suspicious", "rejected"]
 
-STRONG = 2
-WEAK = 1
-REJECT_SCORE = 2
+QUARANTINE_SCORE = 1.0
+"""A document scoring this much is quarantined: high confidence that it performs an injection."""
+SUSPICIOUS_SCORE = 0.45
+"""From this score up to QUARANTINE_SCORE a document is kept but flagged `suspicious`."""
+MENTION_CAP = 0.9
+"""Ceiling for a document whose every hit is quoted, fenced, described or negated."""
+DEFAULT_BUDGET_S = 5.0
 _SAMPLE_BYTES = 65536
 _CONTROL_RATIO = 0.1
 _ALLOWED_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
@@ -31,119 +52,56 @@ _BOMS = (  # UTF-32 before UTF-16: the UTF-32-LE mark starts with the UTF-16-LE 
     (b"\xfe\xff", "utf-16-be"),
     (b"\xff\xfe", "utf-16-le"),
 )
+CHANNEL_FACTOR = {"visible": 1.0, "hidden": 1.3, "decoded": 1.3}
+"""Hidden HTML text and decoded payloads are there to be read by a machine, not a person."""
+CONTEXT_FACTOR = {"prose": 1.0, "quoted": 0.35, "quote": 0.35, "code": 0.3}
+MOOD_FACTOR = {"direct": 1.0, "described": 0.35, "negated": 0.1}
+FRAMED_FACTOR = 0.4
+OBFUSCATED_FACTOR = 1.25
+SECOND_HIT = 0.3
+"""Share of a family's second-best hit in a paragraph that adds to its best one."""
+ADDRESS_BONUS = 0.4
+"""Added to a paragraph that addresses a model *and* asks it to do something."""
+OTHER_PARAGRAPHS = 0.3
+OBFUSCATION_WEIGHT = {
+    "unicode_tags": 0.5,
+    "homoglyphs": 0.3,
+    "zero_width": 0.25,
+    "bidi_controls": 0.15,
+}
+"""Hiding tricks count on their own too; invisible ones report as `invisible_unicode`."""
+_SIGNAL_OF_TRICK = {
+    "unicode_tags": "invisible_unicode",
+    "zero_width": "invisible_unicode",
+    "bidi_controls": "invisible_unicode",
+    "homoglyphs": "homoglyphs",
+    "letter_spacing": "letter_spacing",
+    "styled_letters": "styled_letters",
+}
+_DIRECTIVES = frozenset(
+    ("instruction_override", "answer_steering", "secrecy", "role_play", "prompt_leak",
+     "exfiltration", "agent_action", "encoded_instruction", "authority_claim")
+)
+_LEAD_CHARS = 60
+_FRAME_CHARS = 80
+_EVIDENCE = 4
 
 
 class ValidationResult(BaseModel):
-    """A validator's outcome: a status, machine-readable signals and a human sentence."""
+    """A validator's outcome: a status, machine-readable signals, a sentence and the evidence."""
 
     status: Status
     signals: list[str] = Field(default_factory=list)
     reason: str = ""
+    score: float = 0.0
+    evidence: list[str] = Field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Pattern:
-    """One injection heuristic: the signal it raises, its weight and its regex."""
+class SentenceScorer(Protocol):
+    """What the scan needs from a semantic detector (see `injection_semantic`)."""
 
-    signal: str
-    weight: int
-    regex: re.Pattern[str]
-
-
-def _p(signal: str, weight: int, pattern: str) -> Pattern:
-    return Pattern(signal, weight, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
-
-
-_MD_IMAGE = r"!\[[^\]\n]{0,200}\]\(\s*<?https?://[^)\s>]*"
-_MD_LINK = r"\[[^\]\n]{0,200}\]\(\s*<?https?://[^)\s>]*"
-_PLACEHOLDER = r"(?:\{[^}\s]{0,40}\}|\{\{|\$\{|%7B|<[a-z_]{2,30}>|\[[A-Z_]{3,30}\])"
-_OVERRIDE_VERB = (
-    r"\b(?:ignore|disregard|forget|override|skip)\s+(?:(?:all|any|the|your|these|those|of)\s+)*"
-)
-_SECRET_WORDS = (
-    r"(?:conversation|chat|history|messages?|prompt|system_prompt|secret|password|passwd"
-    r"|api[_-]?key|credentials?|session|cookie|memory|context|userdata|user_data|pii)"
-)
-
-PATTERNS: tuple[Pattern, ...] = (
-    _p(
-        "instruction_override",
-        STRONG,
-        _OVERRIDE_VERB + r"(?:(?:previous|prior|above|earlier|preceding|former)\s+"
-        r"(?:instructions?|prompts?|directions|directives|rules|guidelines)|system\s+prompt)\b",
-    ),
-    _p(
-        "instruction_override",
-        WEAK,
-        _OVERRIDE_VERB + r"(?:previous|prior|above|earlier|preceding)\s+(?:context|conversation)\b",
-    ),
-    _p(
-        "instruction_override",
-        STRONG,
-        r"^\s*(?:new|updated|revised)\s+(?:system\s+)?instructions?\s*:",
-    ),
-    _p(
-        "instruction_override",
-        WEAK,
-        r"\byou\s+must\s+now\s+(?:ignore|forget|obey|follow|respond|answer|act|say|reply|output"
-        r"|tell|only|always|never|comply)\b",
-    ),
-    _p("instruction_override", WEAK, r"\b(?:new|updated)\s+instructions?\s*:"),
-    _p(
-        "instruction_override",
-        WEAK,
-        r"\b(?:AI|assistant|chatbot|language model|LLM)s?\s+(?:reading|processing|summari[sz]ing)"
-        r"\s+this\b",
-    ),
-    _p(
-        "role_play",
-        STRONG,
-        r"\byou\s+are\s+now\s+(?:DAN\b|an?\s+(?:unrestricted|unfiltered|jailbroken|evil|uncensored)"
-        r"|in\s+(?:developer|god|DAN|jailbreak)\s+mode|no\s+longer\s+(?:bound|restricted|an?\s+AI))",
-    ),
-    _p("role_play", STRONG, r"\bact\s+as\s+(?:DAN\b|an?\s+(?:unrestricted|unfiltered|jailbroken))"),
-    _p("role_play", STRONG, r"\bdo\s+anything\s+now\b"),
-    _p(
-        "role_play",
-        STRONG,
-        r"\b(?:enable|enter|activate|switch\s+to)\s+(?:developer|DAN|jailbreak|god)\s+mode\b",
-    ),
-    _p("role_play", WEAK, r"\bpretend\s+(?:to\s+be|you\s+are)\b"),
-    _p("role_play", WEAK, r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"),
-    _p(
-        "system_prompt_marker",
-        STRONG,
-        r"<\|im_start\|>|<\|im_end\|>|<\|system\|>|<\|(?:begin|end)_of_text\|>",
-    ),
-    _p("system_prompt_marker", STRONG, r"\[/?INST\]|<<\s*/?SYS\s*>>"),
-    _p("system_prompt_marker", STRONG, r"^\s*#{2,}\s*(?:system|instruction|instructions)\s*:"),
-    _p("system_prompt_marker", WEAK, r"^\s*system\s*:\s*you\s+(?:are|must|will)\b"),
-    _p(
-        "prompt_leak",
-        STRONG,
-        r"\b(?:reveal|print|show|output|repeat|display|leak|dump|tell\s+me)\s+(?:me\s+)?(?:your|the)\s+"
-        r"(?:(?:full|entire|original|hidden|initial|secret)\s+)*"
-        r"(?:system\s+prompt|system\s+message|initial\s+instructions|hidden\s+instructions)\b",
-    ),
-    _p("exfiltration_link", STRONG, _MD_IMAGE + r"\?[^)\s]*" + _PLACEHOLDER),
-    _p("exfiltration_link", STRONG, _MD_LINK + r"\?[^)\s]*(?:\{|\$\{|%7B)\s*" + _SECRET_WORDS),
-    _p("exfiltration_link", STRONG, _MD_IMAGE + r"[?&]" + _SECRET_WORDS + r"\w*="),
-    _p(
-        "exfiltration_link",
-        WEAK,
-        r"\b(?:send|post|forward|upload|transmit|exfiltrate|leak|append)\b[^.\n]{0,60}\b"
-        r"(?:conversation|chat\s+history|chat\s+log|previous\s+messages|system\s+prompt|api\s+keys?"
-        r"|passwords?|credentials|secrets)\b[^.\n]{0,60}\b(?:to|at|into)\s+<?https?://",
-    ),
-)
-
-_TAG_CHARS = re.compile("[\U000e0000-\U000e007f]")
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
-_INVISIBLE = re.compile(
-    "[\u200b-\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
-)
-_MANY_INVISIBLE = 8
+    def score(self, sentences: list[str]) -> list[float]:
+        """Attack likeness of each sentence, 0 (none) to 1."""
 
 
 def _rejected(signal: str, reason: str) -> ValidationResult:
@@ -201,70 +159,171 @@ def check_integrity(data: bytes, *, max_bytes: int, binary_ok: bool = False) -> 
     return ValidationResult(status="clean", reason="integrity checks passed")
 
 
-def _zero_width_mid_word(text: str) -> int:
-    """Count zero-width characters wedged between two ASCII characters (emoji ZWJ is ignored)."""
-    count = 0
-    for match in _ZERO_WIDTH.finditer(text):
-        i = match.start()
-        if not 0 < i < len(text) - 1:
-            continue
-        between_ascii = text[i - 1].isascii() and text[i + 1].isascii()
-        if between_ascii or _ZERO_WIDTH.match(text[i + 1]):
-            count += 1
-    return count
+@dataclass
+class Hit:
+    """One rule match, weighed by where it stands."""
+
+    rule: Rule
+    weight: float
+    where: str
+    mood: str
+    framed: bool
+    excerpt: str
+    key: tuple[str, int, int]
+
+    @property
+    def mention(self) -> bool:
+        """True when the hit is quoted, fenced, described, negated or introduced as an example."""
+        return self.where != "prose" or self.mood != "direct" or self.framed
+
+    def describe(self) -> str:
+        """Short human form: signal, weight, context and the matched words."""
+        context = ", ".join(
+            [self.where, *([self.mood] if self.rule.imperative else []),
+             *(["framed"] if self.framed else []), self.key[0]]
+        )
+        return f"{self.rule.signal} {self.weight:.2f} [{context}] '{self.excerpt}'"
 
 
-def _unicode_weight(text: str) -> int:
-    """Weight of invisible-Unicode tricks: tag characters or many invisibles are strong."""
-    tags = len(_TAG_CHARS.findall(text))
-    suspicious = _zero_width_mid_word(text) + len(_BIDI.findall(text))
-    if tags or suspicious >= _MANY_INVISIBLE:
-        return STRONG
-    return WEAK if suspicious else 0
+class _OutOfTime(Exception):
+    """The per-document scan budget is spent."""
 
 
-def _pattern_signals(text: str) -> dict[str, int]:
-    """Signal name → highest weight among the patterns that match text."""
-    found: dict[str, int] = {}
-    for pattern in PATTERNS:
-        if pattern.regex.search(text):
-            found[pattern.signal] = max(found.get(pattern.signal, 0), pattern.weight)
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _OutOfTime
+    return left
+
+
+def _mood(text: str, paragraph_start: int, start: int) -> str:
+    """direct, described or negated: what stands right before a verb."""
+    begin = max(paragraph_start, start - _LEAD_CHARS)
+    lead = ("\n" if begin == paragraph_start else "") + text[begin:start]
+    if NEGATED_LEAD.search(lead):
+        return "negated"
+    return "direct" if DIRECT_LEAD.search(lead) else "described"
+
+
+def _framed(text: str, paragraph_start: int, paragraph_end: int, start: int, end: int) -> bool:
+    before = text[max(paragraph_start, start - _FRAME_CHARS) : start]
+    after = text[end : min(paragraph_end, end + _FRAME_CHARS)]
+    return bool(FRAMING.search(before) or FRAMING_AFTER.search(after))
+
+
+def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit]:
+    text = layout.text
+    found: list[Hit] = []
+    for rule in RULES:
+        for match in rule.pattern.finditer(text, timeout=_remaining(deadline)):
+            number = layout.paragraph_at(match.start())
+            paragraph = layout.paragraphs[number]
+            where = paragraph.context
+            if where == "prose" and layout.quoted(match.start(), match.end()):
+                where = "quoted"
+            mood = _mood(text, paragraph.start, match.start()) if rule.imperative else "direct"
+            framed = _framed(text, paragraph.start, paragraph.end, match.start(), match.end())
+            factor = CHANNEL_FACTOR[channel] * CONTEXT_FACTOR[where] * MOOD_FACTOR[mood]
+            if framed:
+                factor *= FRAMED_FACTOR
+            if paragraph.obfuscation - {"styled_letters"}:
+                factor *= OBFUSCATED_FACTOR
+            excerpt = " ".join(match.group().split())[:80]
+            found.append(Hit(rule, rule.weight * factor, where, mood, framed, excerpt,
+                             (channel, index, number)))
     return found
 
 
-def _hidden_text(doc: SourceDocument) -> str:
-    hidden = doc.metadata.get("hidden_text") or ""
-    return "\n".join(hidden) if isinstance(hidden, list) else str(hidden)
+def _paragraph_score(hits: list[Hit]) -> float:
+    """Families add up; within a family the best hit counts fully, the second in part."""
+    by_family: dict[str, list[float]] = defaultdict(list)
+    for hit in hits:
+        by_family[hit.rule.signal].append(hit.weight)
+    total = 0.0
+    for weights in by_family.values():
+        weights.sort(reverse=True)
+        total += weights[0] + (SECOND_HIT * weights[1] if len(weights) > 1 else 0.0)
+    if "addressed_to_model" in by_family and _DIRECTIVES & by_family.keys():
+        factor = max(h.weight / h.rule.weight for h in hits if h.rule.signal == "addressed_to_model")
+        total += ADDRESS_BONUS * factor
+    return total
 
 
-def _verdict(found: dict[str, int]) -> ValidationResult:
-    signals = sorted(found)
-    score = sum(found.values())
-    if score >= REJECT_SCORE:
-        return ValidationResult(
-            status="rejected",
-            signals=signals,
-            reason=f"likely prompt injection ({', '.join(signals)})",
+def _document_score(hits: list[Hit]) -> float:
+    groups: dict[tuple[str, int, int], list[Hit]] = defaultdict(list)
+    for hit in hits:
+        groups[hit.key].append(hit)
+    scores = sorted((_paragraph_score(group) for group in groups.values()), reverse=True)
+    if not scores:
+        return 0.0
+    return scores[0] + OTHER_PARAGRAPHS * sum(scores[1:4])
+
+
+def _channels(doc: SourceDocument) -> list[tuple[str, str]]:
+    """(channel, text) pairs: the visible text, each hidden passage, each decoded payload."""
+    hidden = doc.metadata.get("hidden_text") or []
+    texts = [("visible", doc.text)]
+    texts += [("hidden", str(h)) for h in (hidden if isinstance(hidden, list) else [hidden])]
+    decoded = [("decoded", text) for _, raw in texts for _, text in payloads(raw)]
+    return texts + decoded
+
+
+def _tricks(layouts: list[tuple[str, Layout]]) -> set[str]:
+    tricks: set[str] = set()
+    for _, layout in layouts:
+        for paragraph in layout.paragraphs:
+            tricks |= paragraph.obfuscation
+    return tricks
+
+
+def _verdict(score: float, signals: list[str], evidence: list[str]) -> ValidationResult:
+    shown = ", ".join(signals)
+    if score >= QUARANTINE_SCORE:
+        return ValidationResult(status="rejected", signals=signals, score=round(score, 3),
+                                evidence=evidence,
+                                reason=f"likely prompt injection (score {score:.2f}): {shown}")
+    if score >= SUSPICIOUS_SCORE:
+        return ValidationResult(status="suspicious", signals=signals, score=round(score, 3),
+                                evidence=evidence,
+                                reason=f"possible prompt injection (score {score:.2f}): {shown}")
+    return ValidationResult(status="clean", signals=signals, score=round(score, 3),
+                            evidence=evidence, reason="no injection signals above threshold")
+
+
+def _scan(doc: SourceDocument, deadline: float, semantic: SentenceScorer | None) -> ValidationResult:
+    layouts = [(channel, lay_out(text, VOCABULARY)) for channel, text in _channels(doc)]
+    hits: list[Hit] = []
+    for index, (channel, layout) in enumerate(layouts):
+        hits.extend(_hits(layout, channel, index, deadline))
+    hits = [h for h in hits if h.weight >= 0.05]
+    score = _document_score(hits)
+    if hits and all(h.mention for h in hits if h.weight >= 0.1):
+        score = min(score, MENTION_CAP)
+    tricks = _tricks(layouts)
+    score += sum(OBFUSCATION_WEIGHT.get(trick, 0.0) for trick in tricks)
+    signals = {h.rule.signal for h in hits if h.weight >= 0.1}
+    signals |= {_SIGNAL_OF_TRICK[t] for t in tricks}
+    if any(h.key[0] == "hidden" and h.weight >= 0.1 for h in hits):
+        signals.add("hidden_text")
+    if any(h.key[0] == "decoded" and h.weight >= 0.1 for h in hits):
+        signals.add("encoded_payload")
+    evidence = [h.describe() for h in sorted(hits, key=lambda h: -h.weight)[:_EVIDENCE]]
+    evidence += [f"obfuscation: {t}" for t in sorted(tricks)]
+    return _verdict(score, sorted(signals), evidence)
+
+
+def scan_injection(
+    doc: SourceDocument,
+    *,
+    budget_s: float = DEFAULT_BUDGET_S,
+    semantic: SentenceScorer | None = None,
+) -> ValidationResult:
+    """Score prompt-injection signals in a document's visible, hidden and encoded text."""
+    try:
+        return _scan(doc, time.monotonic() + budget_s, semantic)
+    except (_OutOfTime, TimeoutError):
+        return _rejected(
+            "scan_timeout",
+            f"the injection scan did not finish within its budget of {budget_s:g} s "
+            "(ingest.scan_budget_s); a document this slow to scan is held back for review",
         )
-    if score:
-        return ValidationResult(
-            status="suspicious",
-            signals=signals,
-            reason=f"possible prompt injection ({', '.join(signals)})",
-        )
-    return ValidationResult(status="clean", reason="no injection signals")
-
-
-def scan_injection(doc: SourceDocument) -> ValidationResult:
-    """Score prompt-injection signals in a document's text and hidden text."""
-    text = doc.text
-    hidden = _hidden_text(doc)
-    found = _pattern_signals(_INVISIBLE.sub("", text))
-    unicode_weight = max(_unicode_weight(text), _unicode_weight(hidden))
-    if unicode_weight:
-        found["invisible_unicode"] = unicode_weight
-    hidden_found = _pattern_signals(_INVISIBLE.sub("", hidden)) if hidden else {}
-    if hidden_found:
-        found.update({k: max(v, found.get(k, 0)) for k, v in hidden_found.items()})
-        found["hidden_text"] = STRONG
-    return _verdict(found)
