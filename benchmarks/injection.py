@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "injection"
 
 
-def screen(path: Path, semantic: object | None) -> tuple[str, float, list[str]]:
-    """(status, score, signals) of one source, as the ingest graph would decide."""
+def screen(path: Path, semantic: object | None) -> tuple[str, float, list[str], list[str]]:
+    """(status, score, signals, evidence) of one source, as the ingest graph would decide."""
     from ragloom.errors import LoadError, RejectedSourceError
     from ragloom.ingest.loaders import SourceRef, parse_source, read_source
     from ragloom.ingest.validation import scan_injection
@@ -36,15 +36,15 @@ def screen(path: Path, semantic: object | None) -> tuple[str, float, list[str]]:
     try:
         documents = parse_source(read_source(ref, settings), settings)
     except RejectedSourceError as err:
-        return "quarantined", 0.0, list(err.signals)
-    except LoadError:
-        return "failed", 0.0, []
+        return "quarantined", 0.0, list(err.signals), [str(err)]
+    except LoadError as err:
+        return "failed", 0.0, [], [str(err)]
     kwargs = {"semantic": semantic} if semantic is not None else {}
     verdicts = [scan_injection(doc, **kwargs) for doc in documents]  # type: ignore[arg-type]
     worst = max(verdicts, key=lambda v: (["clean", "suspicious", "rejected"].index(v.status),
                                          getattr(v, "score", 0.0)))
     status = {"rejected": "quarantined", "suspicious": "flagged", "clean": "clean"}[worst.status]
-    return status, getattr(worst, "score", 0.0), worst.signals
+    return status, getattr(worst, "score", 0.0), worst.signals, getattr(worst, "evidence", [])
 
 
 def rates(rows: list[dict[str, str]]) -> dict[str, float | int]:
@@ -91,6 +91,7 @@ def main() -> None:
     parser.add_argument("--split", choices=["dev", "holdout", "all"], default="dev")
     parser.add_argument("--semantic", action="store_true", help="add the MiniLM detector")
     parser.add_argument("--list", action="store_true", help="print every file's verdict")
+    parser.add_argument("--evidence", action="store_true", help="with --list: the evidence too")
     parser.add_argument("--json", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
     semantic = None
@@ -108,11 +109,13 @@ def main() -> None:
     for split in splits:
         rows = []
         for label in (r for r in labels if r["split"] == split):
-            status, score, signals = screen(SET / label["file"], semantic)
+            status, score, signals, evidence = screen(SET / label["file"], semantic)
             rows.append({**label, "status": status, "score": str(score)})
             if args.list:
                 print(f"{label['label']:9s} {status:12s} {score:5.2f} {label['file']:55s} "
                       f"{','.join(signals)}")
+                if args.evidence:
+                    print("".join(f"    {line}\n" for line in evidence), end="")
         results.append(report(rows, split))
     elapsed = time.perf_counter() - start
     print(f"\n{sum(1 for r in labels if r['split'] in splits)} files in {elapsed:.1f} s "

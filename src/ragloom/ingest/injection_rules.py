@@ -51,8 +51,11 @@ _QUALIFIER_EN = (
 )
 _SCOPE_EN = (
     r"(?!\s+(?:in|on|for|from|of|printed|about|regarding|concerning|at|under|if|when|unless|"
-    r"because|since|once|after|before|until|while|where|shipped|that\s+came|which\s+came)\b)"
+    r"because|since|once|after|before|until|while|where|shipped|that\s+came|which\s+came)\b"
+    r"(?!\s+(?:this\s+(?:conversation|chat|session|prompt)|your\b|the\s+(?:system|developers?|"
+    r"operator|conversation|chat)\b)))"
 )
+"""Not followed by a scope that says a reader is meant ("… in the 1.x manual", "… on page 4")."""
 _AI = (
     r"(?:ai|a\.i\.|artificial\s+intelligence|(?:ai\s+)?assistants?|chat\s?bots?|bots?|"
     r"(?:large\s+)?language\s+models?|llms?|(?:ai\s+|screening\s+|automated\s+\w+\s+)?models?|"
@@ -70,6 +73,11 @@ _SECRET_OBJECT = (
     r"(?:the\s+)?user'?s\s+(?:\w+\s+)?(?:data|e-?mails?|address|messages|files|password|details))"
 )
 _DESTINATION = r"(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+_SENSITIVE = (
+    r"(?:conversation|chat|history|messages?|summary|session|token|password|passwd|secret|"
+    r"api[_-]?key|credentials?|cookie|memory|context|prompt|question|query|input|e-?mail|address|"
+    r"phone|pii)"
+)
 
 _OVERRIDE_FR = (
     r"(?:ignore[rz]?|oublie[rz]?|ne\s+(?:tenez|tiens)\s+(?:plus\s+|pas\s+)compte\s+d(?:e|u|es|')\s*|"
@@ -95,8 +103,11 @@ _EARLIER_DE = r"(?:vorherigen?|vorigen?|bisherigen?|obigen?|fruheren?|ursprungli
 RULES: tuple[Rule, ...] = (
     # -- instruction override ---------------------------------------------------------------
     _r("instruction_override", 1.1,
-       rf"\b{_OVERRIDE_EN}\s+(?:all\s+(?:of\s+)?)?(?:your|(?:all|any|every)\s+(?:of\s+)?(?:the\s+)?"
-       rf"(?:{_EARLIER_EN}\s+)?)\s*{_QUALIFIER_EN}(?:{_EARLIER_EN}\s+)?{_QUALIFIER_EN}{_TARGET_EN}\b",
+       rf"\b{_OVERRIDE_EN}\s+(?:all\s+(?:of\s+)?)?your\s+{_QUALIFIER_EN}(?:{_EARLIER_EN}\s+)?"
+       rf"{_QUALIFIER_EN}{_TARGET_EN}\b", imperative=True),
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_EN}\s+(?:all|any|every)\s+(?:of\s+)?(?:the\s+)?(?:{_EARLIER_EN}\s+)?"
+       rf"{_QUALIFIER_EN}(?:{_EARLIER_EN}\s+)?{_QUALIFIER_EN}{_TARGET_EN}\b{_SCOPE_EN}",
        imperative=True),
     _r("instruction_override", 1.1,
        rf"\b{_OVERRIDE_EN}\s+(?:the\s+|any\s+|all\s+)?(?:\w+\s+)?{_TARGET_EN}\s+(?:that\s+|which\s+)?"
@@ -120,6 +131,10 @@ RULES: tuple[Rule, ...] = (
        imperative=True),
     _r("instruction_override", 0.2, rf"\b{_OVERRIDE_EN}\s+(?:\w+\s+){{0,3}}?{_TARGET_EN}\b",
        imperative=True),
+    _r("instruction_override", 0.8,
+       r"\b(?:regardless\s+of|no\s+matter|irrespective\s+of)\s+(?:the\s+|any\s+|what\s+)?(?:content|text|"
+       r"document|instructions|information|facts|evidence|reviews?|data)\s+(?:above|below|says|states|"
+       r"provided|in\s+this)\b"),
     _r("instruction_override", 1.1,
        rf"\b{_OVERRIDE_FR}\s*(?:(?:toutes|tous|les|l'|la|le|vos|votre|tes|ton|ta|ces|des|de|du)\s*)"
        rf"{{0,3}}(?:(?:anciennes|precedentes|autres)\s+)?{_TARGET_FR}\s+(?:precedentes?|anterieures?|"
@@ -131,8 +146,7 @@ RULES: tuple[Rule, ...] = (
        rf"\b{_OVERRIDE_FR}\s*(?:toutes\s+)?(?:vos|votre|tes|ton|ta)\s+(?:\w+\s+)?{_TARGET_FR}\b",
        imperative=True),
     _r("instruction_override", 1.0,
-       rf"\b{_OVERRIDE_FR}\s*(?:tout\s+ce\s+qui\s+precede|tout\s+ce\s+qu'on\s+vous\s+a\s+dit|"
-       r"la\s+question\s+de\s+l'utilisateur)", imperative=True),
+       rf"\b{_OVERRIDE_FR}\s*tout\s+ce\s+qui\s+precede", imperative=True),
     _r("instruction_override", 0.2, rf"\b{_OVERRIDE_FR}\s*(?:\S+\s+){{0,3}}?{_TARGET_FR}\b",
        imperative=True),
     _r("instruction_override", 1.1,
@@ -141,19 +155,12 @@ RULES: tuple[Rule, ...] = (
     _r("instruction_override", 1.0,
        rf"\b{_OVERRIDE_DE}\s+(?:(?:sie|bitte|du)\s+)?(?:die|der|den)\s+{_EARLIER_DE}\s+{_TARGET_DE}\b"
        r"(?!\s+(?:fur|zur|zum|aus|der\s+version|von\s+\d|im|in|bei))", imperative=True),
-    _r("instruction_override", 1.0,
-       r"\b(?:vergiss|vergessen\s+sie|ignoriere|ignorieren\s+sie)\s+(?:bitte\s+)?alles,?\s+was\s+"
-       r"(?:dir|ihnen|man\s+dir|man\s+ihnen)\s+(?:\w+\s+){0,2}(?:gesagt|mitgeteilt|aufgetragen)",
-       imperative=True),
-    _r("instruction_override", 0.5,
-       rf"\b{_OVERRIDE_DE}\s+(?:(?:sie|bitte|du)\s+)?die\s+frage\s+des\s+(?:nutzers|benutzers)",
-       imperative=True),
     _r("instruction_override", 0.2, rf"\b{_OVERRIDE_DE}\s+(?:\S+\s+){{0,3}}?{_TARGET_DE}\b",
        imperative=True),
     # -- addressed to a model ---------------------------------------------------------------
     _r("addressed_to_model", 0.35,
        rf"\b(?:note|message|instructions?|memo|notice|reminder|request|directive|p\.?\s?s\.?)\s+"
-       rf"(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+|an?\s+)?(?:\w+\s+){{0,2}}?{_AI}\b"),
+       rf"(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?(?:\w+\s+){{0,2}}?{_AI}\b"),
     _r("addressed_to_model", 0.35,
        rf"\b(?:dear|hey|hi|hello|attention|attn|psst|calling)\s+(?:all\s+|any\s+)?(?:\w+\s+)?{_AI}\b"),
     _r("addressed_to_model", 0.35,
@@ -163,9 +170,8 @@ RULES: tuple[Rule, ...] = (
        r"parsing|crawling|indexing|scanning|viewing|handling|helping\s+with|working\s+(?:on|in)|"
        r"answering\s+questions\s+about)\s+(?:this|these|the\s+(?:above|following|present|current)|"
        r"my|our)\b"),
-    _r("addressed_to_model", 0.35, rf"\b(?:whichever|any|every)\s+{_AI}\s+(?:is\s+)?(?:reading|that)"),
     _r("addressed_to_model", 0.35,
-       r"(?:^|[.!?]\s+)\s*(?:the\s+|dear\s+)?(?:ai|assistant|ai\s+assistant|ai\s+agent|language\s+model|"
+       r"(?:^|(?<=[.!?]\s))\s*(?:the\s+|dear\s+)?(?:ai|assistant|ai\s+assistant|ai\s+agent|language\s+model|"
        r"llm|chatbot|model|gpt|chatgpt|claude)\s*[,:]\s"),
     _r("addressed_to_model", 0.35,
        r"\b(?:note|message|consigne|remarque)\s+(?:a|pour)\s+l'?(?:intention|attention)\s+(?:de|du|des)"
@@ -173,13 +179,13 @@ RULES: tuple[Rule, ...] = (
     _r("addressed_to_model", 0.35,
        r"\bsi\s+vous\s+etes\s+(?:un|une)\s+(?:\w+\s+)?(?:modele|assistant|ia|agent|robot|intelligence)"),
     _r("addressed_to_model", 0.35,
-       r"\b(?:cher|chere)\s+(?:assistant|ia|modele)|(?:^|[.!?]\s+)(?:assistant|ia|l'ia)\s*[,:]\s"),
+       r"\b(?:cher|chere)\s+(?:assistant|ia|modele)"),
     _r("addressed_to_model", 0.35,
-       r"\b(?:hinweis|nachricht|anweisung|notiz|achtung)\s+(?:fur|an)?\s*(?:die\s+|den\s+|das\s+|alle\s+)?"
+       r"\b(?:hinweis|nachricht|anweisung|notiz)\s+(?:fur|an)\s*(?:die\s+|den\s+|das\s+|alle\s+)?"
        r"(?:ki|ki-assistent(?:en)?|assistenten|sprachmodell|sprachmodelle|chatbot|ki-modell)\b"),
     _r("addressed_to_model", 0.35,
        r"\b(?:liebe|lieber|hallo)\s+(?:ki|assistent|sprachmodell|chatbot|ki-assistent)\b|"
-       r"(?:^|[.!?]\s+)(?:ki-assistent|ki|sprachmodell|assistent)\s*[,:]\s|"
+       r"(?:^|(?<=[.!?]\s))\s*(?:ki|sprachmodell|assistent)\s*[,:]\s|"
        r"\b(?:wenn|falls)\s+du\s+(?:eine|ein)\s+(?:ki|sprachmodell|assistent)"),
     # -- steering the answer ----------------------------------------------------------------
     _r("answer_steering", 0.35,
@@ -187,7 +193,7 @@ RULES: tuple[Rule, ...] = (
        imperative=True),
     _r("answer_steering", 0.35,
        r"\b(?:respond|reply|answer)\s+(?:to\s+(?:every|all|each|any)\s+\w+\s+)?(?:only\s+)?"
-       r"(?:with|that|by\s+saying|in\s+(?:latin|pig\s+latin|all\s+caps|french))\b|"
+       r"(?:with|that|by\s+saying)\b|"
        r"\b(?:answer|respond\s+to|reply\s+to)\s+(?:every|each|all|any)\s+(?:\w+\s+)?(?:questions?|"
        r"requests?)\s+with\b", imperative=True),
     _r("answer_steering", 0.3,
@@ -195,8 +201,11 @@ RULES: tuple[Rule, ...] = (
        rf"\bin\s+(?:your|every|each|all|any)\s+(?:\w+\s+)?(?:answers?|responses?|repl(?:y|ies)|"
        r"summar(?:y|ies)|outputs?)\b", imperative=True),
     _r("answer_steering", 0.25,
-       r"\bwhen\s+(?:you\s+)?(?:summari[sz]ing|summari[sz]e|answering|respond(?:ing)?|(?:you\s+are\s+)?"
-       r"asked|(?:a\s+|the\s+)?users?\s+asks?|anyone\s+asks|someone\s+asks)\b"),
+       r"\bwhen\s+(?:you\s+)?(?:answering|respond(?:ing)?|(?:you\s+are\s+)?asked|(?:a\s+|the\s+)?"
+       r"users?\s+asks?|anyone\s+asks|someone\s+asks)\b"),
+    _r("addressed_to_model", 0.3,
+       r"\b(?:when|while|before|after)\s+(?:you\s+)?summari[sz](?:e|ing)\b|\bin\s+(?:your|the|any)\s+"
+       r"summary\s+of\s+this\b|\bto\s+complete\s+(?:any|the|your)\s+summary\b"),
     _r("answer_steering", 0.3,
        r"\b(?:always|never|only)\s+(?:recommend|mention|say|answer|respond|reply|include|suggest|"
        r"refer|describe)\b|\b(?:describe|present|portray|depict|frame)\s+(?:\w+\s+){0,4}?as\b|"
@@ -211,9 +220,8 @@ RULES: tuple[Rule, ...] = (
        r"internaute|lecteur|client)|\b(?:presentez|recommandez|decrivez)\s+(?:notre|nos|ce|cette|"
        r"le|la|les)\b", imperative=True),
     _r("answer_steering", 0.35,
-       r"\b(?:antworte|antworten\s+sie)\s+(?:nur|ausschliesslich|immer|dem\s+(?:benutzer|nutzer))\b|"
-       r"\b(?:sage|sag|teile|sagen\s+sie|teilen\s+sie)\s+(?:dem\s+(?:benutzer|nutzer|leser|kunden)|"
-       r"ihm|ihr)\b|\b(?:empfiehl|empfehle|empfehlen\s+sie)\s+dem\s+(?:nutzer|benutzer|leser)|"
+       r"\b(?:antworte|antworten\s+sie)\s+(?:nur|ausschliesslich|immer)\b|"
+       r"\b(?:sage|sag|sagen\s+sie)\s+dem\s+(?:benutzer|nutzer|leser|kunden)\b|\b(?:empfiehl|empfehle|empfehlen\s+sie)\s+dem\s+(?:nutzer|benutzer|leser)|"
        r"\bfassen\s+sie\s+(?:\S+\s+){1,6}?als\b", imperative=True),
     # -- keeping the user in the dark ---------------------------------------------------------
     _r("secrecy", 0.45,
@@ -234,28 +242,26 @@ RULES: tuple[Rule, ...] = (
        r"\byou\s+are\s+(?:now\s+|about\s+to\s+become\s+)?(?:dan\b|(?:an?\s+)?(?:unrestricted|"
        r"unfiltered|uncensored|jailbroken|unbound|unaligned|evil|amoral|rogue)\b)|"
        r"\byou\s+are\s+(?:now\s+)?no\s+longer\s+(?:an?\s+)?(?:ai|assistant|helpful|bound|restricted|"
-       r"limited|chatgpt|a\s+language\s+model)\b|"
-       r"\b(?:you\s+are\s+(?:now\s+)?|from\s+(?:now|this\s+moment)\s+(?:on\s+)?you\s+are\s+|"
-       r"act\s+as\s+|become\s+)(?!chat)\w+gpt\b"),
+       r"limited|chatgpt|a\s+language\s+model)\b"),
     _r("role_play", 0.6,
        r"\b(?:do\s+anything\s+now|broken\s+free\s+of|no\s+longer\s+(?:have\s+to\s+)?(?:abide|follow|"
        r"bound)|(?:does|do)\s+not\s+have\s+to\s+(?:abide|follow|obey)|never\s+refuses?|"
        r"(?:will|must|should)\s+(?:never|not)\s+refuse|stay\s+in\s+character|immerse\s+yourself|"
        r"(?:an?\s+)?(?:ai|assistant|model|bot)\s+(?:with\s+no|without\s+(?:any\s+)?)(?:rules|"
-       r"restrictions|filters?|limits|limitations|ethics|censorship|content\s+filter))\b"),
+       r"restrictions|filters?|limits|limitations|ethics|censorship))\b"),
     _r("role_play", 0.7,
        r"\b(?:developer|dan|jailbreak|god|unrestricted|maintenance|admin|debug|sudo)\s+mode\s+"
-       r"(?:is\s+)?(?:now\s+)?(?:enabled|activated|active|on|engaged|unlocked)\b|"
+       r"(?:is\s+)?(?:now\s+)?(?:enabled|activated|active|engaged|unlocked|on(?=\s*(?:[.!:;,)#]|$)))\b|"
        r"\byou\s+are\s+(?:now\s+)?in\s+(?:developer|dan|jailbreak|god|unrestricted|maintenance|admin|"
        r"debug|sudo)\s+mode\b|\b(?:enable|enter|activate|switch\s+to)\s+(?:dan|jailbreak|god|"
        r"unrestricted)\s+mode\b"),
     _r("role_play", 0.5,
-       r"\b(?:pretend|imagine)\s+(?:to\s+be|you\s+are|that\s+you\s+are|you're|being)\s+(?:an?\s+)?"
+       r"\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are|you're|being)\s+(?:an?\s+)?"
        r"(?:ai|assistant|model|chatbot|bot)\b|\byou\s+will\s+(?:now\s+)?play\s+the\s+role\s+of\b"),
     _r("role_play", 0.25,
-       r"\bpretend\s+(?:to\s+be|you\s+are)\b|\bfrom\s+(?:now|this\s+moment)\s+on,?\s+you\s+"
+       r"\bpretend\s+(?:to\s+be|you\s+are)\b|\bfrom\s+now\s+on,?\s+you\s+"
        r"(?:are|will|must|should|shall)\b|\b(?:play|take\s+on|assume)\s+the\s+role\s+of\b|"
-       r"\blet'?s\s+play\s+a\s+game\b|\byou\s+are\s+now\s+(?:an?|the)\s+\w+"),
+       r"\blet'?s\s+play\s+a\s+game\b|\bact\s+as\s+(?:an?|my|the)\b"),
     _r("role_play", 1.0,
        r"\bvous\s+etes\s+(?:desormais|maintenant|a\s+present)\s+(?:un|une)\s+(?:\S+\s+){0,2}sans\s+"
        r"(?:aucune?\s+)?(?:restriction|limite|filtre|regle)s?|"
@@ -265,22 +271,22 @@ RULES: tuple[Rule, ...] = (
        r"\bsans\s+aucune\s+(?:restriction|limite|regle|censure)|"
        r"\bohne\s+(?:jegliche\s+)?(?:regeln|einschrankungen|filter|zensur)\b"),
     # -- chat-template markers ---------------------------------------------------------------
-    _r("system_prompt_marker", 0.5,
+    _r("system_prompt_marker", 0.2,
        r"<\|(?:im_start|im_end|system|user|assistant|end|endoftext|eot_id|start_header_id|"
        r"end_header_id|begin_of_text|end_of_text)\|>|<(?:start|end)_of_turn>|\[/?inst\]|"
-       r"<<\s*/?sys\s*>>|</s>\s*<s>"),
-    _r("system_prompt_marker", 0.7,
+       r"<<\s*/?sys\s*>>"),
+    _r("system_prompt_marker", 0.3,
        r"<\|im_start\|>\s*system|<\|start_header_id\|>\s*system|<\|system\|>|<<\s*sys\s*>>|"
-       r"</?system>|\[system\]|^\s*system\s*(?:message|prompt)?\s*:\s*(?:you|new|updated|ignore|"
+       r"^\s*system\s*(?:message|prompt)?\s*:\s*(?:you|new|updated|ignore|"
        r"from\s+now)\b"),
-    _r("system_prompt_marker", 0.2,
+    _r("system_prompt_marker", 0.1,
        r"^\s*#{1,6}\s*(?:system|instructions?|new\s+instructions?|system\s+prompt)\s*(?::|$)"),
-    _r("system_prompt_marker", 0.4, r"^(?:human|user)\s*:[^\n]{0,300}\n(?:assistant|ai|bot)\s*:"),
+    _r("system_prompt_marker", 0.3, r"^(?:human|user)\s*:[^\n]{0,300}\n(?:assistant|ai|bot)\s*:"),
     # -- claims of authority -----------------------------------------------------------------
     _r("authority_claim", 0.7,
-       r"\bsystem\s+override\b|\bsystem\s+alert\s*[:\-!]|"
+       r"\bsystem\s+override\b|"
        r"\b(?:admin(?:istrator)?|developer|operator|root|security)\s+(?:message|instruction|override|"
-       r"directive|command)s?\s*[:\]\-]|\bpriority\s+instructions?\b|\boverride\s+code\b"),
+       r"directive|command)s?\s*[:\]\-]|\bpriority\s+instructions?\b"),
     _r("authority_claim", 0.6,
        r"\b(?:new|updated|revised|important|urgent|additional|secret|real|actual|true)\s+(?:new\s+)?"
        r"(?:system\s+)?(?:instructions?|directives?|orders)\s*[:!]|"
@@ -296,8 +302,6 @@ RULES: tuple[Rule, ...] = (
     _r("authority_claim", 0.4,
        r"\b(?:the\s+)?(?:above|previous|prior|preceding|earlier)\s+(?:rules|instructions|guidelines)"
        r"\s+(?:no\s+longer\s+apply|(?:are|is)\s+(?:now\s+)?(?:void|cancell?ed|invalid|obsolete))|"
-       r"\b(?:die\s+)?(?:obigen|vorherigen|bisherigen)\s+(?:regeln|anweisungen|richtlinien)\s+gelten"
-       r"\s+nicht\s+mehr|\bles\s+regles\s+(?:ci-dessus|precedentes)\s+ne\s+s'appliquent\s+plus|"
        r"\b(?:this\s+(?:message|instruction|request|note)\s+)?(?:comes|is)\s+from\s+(?:the|your)\s+"
        r"(?:developers?|operator|administrator|admin|creators?|system)\b"),
     # -- prompt leaking ----------------------------------------------------------------------
@@ -313,19 +317,17 @@ RULES: tuple[Rule, ...] = (
        r"\brepeat\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:text|words|everything|messages?|lines?)\s+"
        r"(?:above|before)\b|\b(?:print|output|show|reveal|disclose)\s+(?:every|each|all|any)\s+"
        r"(?:instruction|rule|prompt)s?\s+you\s+(?:were|have\s+been)\s+given\b", imperative=True),
-    _r("prompt_leak", 0.6,
-       r"\bstarting\s+with\s+(?:the\s+words?\s+)?[\"']?you\s+are\b|"
-       r"\bwhat\s+(?:were|are)\s+you\s+(?:told|instructed|given)\b|\bword\s+for\s+word\b"),
+    _r("prompt_leak", 0.6, r"\bstarting\s+with\s+(?:the\s+words?\s+)?[\"']?you\s+are\b"),
     _r("prompt_leak", 0.6,
        r"\b(?:disclose|reveal|share|give\s+out|provide|output|print)\s+(?:any\s+|all\s+|the\s+)?"
        r"(?:stored\s+)?(?:api\s+keys?|passwords?|credentials|secrets?|customer\s+records|"
-       r"(?:confidential\s+)?customer\s+data|confidential\s+(?:data|information|configuration)|"
+       r"confidential\s+(?:data|information|configuration)|"
        r"personal\s+data|secret\s+(?:api\s+)?keys?)\b", imperative=True),
     _r("prompt_leak", 0.9,
        r"\b(?:revelez|revele|affichez|affiche|donnez|montrez|repetez|ecrivez)\s+(?:moi\s+)?(?:votre|"
        r"ton|vos|tes|le|les)\s+(?:prompt|instructions?|consignes?)(?:\s+systeme)?(?:\s+complet)?\b|"
-       r"\bgib\b[^.\n]{0,60}?\b(?:systemprompt|system-prompt|anweisungen|instruktionen|schlussel|"
-       r"passwort|api-\w+)\b[^.\n]{0,40}?\baus\b|\bzeige?\s+(?:mir\s+)?(?:deinen|deine|den|die)\s+"
+       r"\bgib\b[^.\n]{0,60}?\b(?:systemprompt|system-prompt|anweisungen|instruktionen)\b"
+       r"[^.\n]{0,40}?\baus\b|\bzeige?\s+(?:mir\s+)?(?:deinen|deine|den|die)\s+"
        r"(?:systemprompt|anweisungen)\b", imperative=True),
     # -- exfiltration ------------------------------------------------------------------------
     _r("exfiltration", 0.6,
@@ -335,9 +337,18 @@ RULES: tuple[Rule, ...] = (
     _r("exfiltration", 0.45,
        rf"\b(?:send|forward|post|upload|transmit|exfiltrate|leak|e-?mail|copy|submit)\s+"
        rf"(?:\S+\s+){{0,6}}?{_SECRET_OBJECT}\b", imperative=True),
+    _r("exfiltration", 1.0,
+       rf"!?\[[^\]\n]{{0,200}}\]\(\s*<?(?:https?:)?//[^\s)>]{{0,300}}?[?&][\w.-]{{1,40}}=[^\s)&]{{0,80}}?"
+       rf"(?:\{{|\$\{{|%7b|<|&lt;|\[)[^\s)]{{0,40}}?{_SENSITIVE}"),
+    _r("exfiltration", 0.8,
+       rf"!?\[[^\]\n]{{0,200}}\]\(\s*<?(?:https?:)?//[^\s)>]{{0,300}}?[?&][\w.-]{{1,40}}="
+       rf"(?:[a-z0-9]+_)*{_SENSITIVE}(?:_[a-z0-9]+)*(?:_[a-z0-9]+|(?<=_[a-z0-9]+))(?=[&)\s]|$)"),
+    _r("exfiltration", 0.25,
+       r"!?\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^\s)>]{0,300}?[?&][\w.-]{1,40}=[^\s)&]{0,80}?"
+       r"(?:\{[^}\s]{1,60}\}|\$\{|\{\{|%7b|<[^>\s]{1,40}>|&lt;|\[[^\]\s]{2,60}\])"),
     _r("exfiltration", 0.5,
        r"\b(?:replac(?:e|ing)|substitut(?:e|ing)|fill(?:ing)?\s+in|filled\s+in|insert(?:ing)?|"
-       r"append(?:ing)?|includ(?:e|ing))\b[^.\n]{0,120}?\b(?:conversation|chat\s+(?:so\s+far|history)|"
+       r"append(?:ing)?|includ(?:e|ing))\b[^.]{0,120}?\b(?:conversation|chat\s+(?:so\s+far|history)|"
        r"previous\s+messages|(?:user'?s?|customer'?s?)\s+(?:question|messages?|e-?mails?|address|"
        r"data|name|input|session)|(?:a\s+)?summary\s+of\s+the\s+(?:chat|conversation|user)|"
        r"session\s+token|everything\s+the\s+user)", imperative=True),
@@ -348,9 +359,8 @@ RULES: tuple[Rule, ...] = (
     # -- acting through tools ----------------------------------------------------------------
     _r("agent_action", 0.4,
        r"\b(?:use|call|invoke|run|execute|trigger)\s+(?:the\s+)?[\w.-]{2,40}\s+(?:tool|function|"
-       r"plugin|action)\b|\benter\s+(?:the\s+)?user'?s\s+(?:saved\s+)?(?:credentials|password|login|"
-       r"card)|\bask\s+(?:the\s+user\s+)?for\s+(?:their|the\s+user'?s|his|her)\s+(?:card\s+number|"
-       r"password|pin|credentials|social\s+security|e-?mail\s+address|bank)|"
+       r"plugin|action)\b|\benter\s+(?:the\s+)?user'?s\s+(?:password|card)|\bask\s+(?:the\s+user\s+)?for\s+(?:their|the\s+user'?s|his|her)\s+(?:card\s+number|"
+       r"password|pin|credentials|social\s+security|bank)|"
        r"\bcollect\s+(?:the\s+)?user'?s\b", imperative=True),
     _r("agent_action", 0.35,
        r"\b(?:delete|remove|erase|wipe|cancel)\s+all\s+(?:the\s+)?(?:other\s+)?(?:\w+\s+)?(?:events|"
@@ -359,11 +369,11 @@ RULES: tuple[Rule, ...] = (
        imperative=True),
     _r("agent_action", 0.3,
        r"\bcurl\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\bdownload\s+(?:the\s+)?(?:\S+\s+){0,3}"
-       r"from\s+https?://|\bopen\s+https?://\S+\s+in\s+the\s+browser", imperative=True),
+       r"from\s+https?://", imperative=True),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"
-       r"apply|obey|execute|do\s+what|act\s+on|comply|carry\s+out|run)\b|"
+       r"apply|obey|execute|act\s+on|comply|carry\s+out|run)\b|"
        r"\bdecode[rz]?\b[^.\n]{0,40}?\bet\s+(?:appliquez|suivez|executez)\b|"
        r"\bdekodiere\b[^.\n]{0,40}?\bund\s+(?:befolge|fuhre)\b", imperative=True),
 )

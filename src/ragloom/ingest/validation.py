@@ -40,6 +40,7 @@ QUARANTINE_SCORE = 1.0
 SUSPICIOUS_SCORE = 0.45
 """From this score up to QUARANTINE_SCORE a document is kept but flagged `suspicious`."""
 MENTION_CAP = 0.9
+MENTION_EXTRA = 0.1
 """Ceiling for a document whose every hit is quoted, fenced, described or negated."""
 DEFAULT_BUDGET_S = 5.0
 _SAMPLE_BYTES = 65536
@@ -83,6 +84,7 @@ _DIRECTIVES = frozenset(
      "exfiltration", "agent_action", "encoded_instruction", "authority_claim")
 )
 _LEAD_CHARS = 60
+_WRAPPED_LINE = 50
 _FRAME_CHARS = 80
 _EVIDENCE = 4
 
@@ -170,6 +172,7 @@ class Hit:
     framed: bool
     excerpt: str
     key: tuple[str, int, int]
+    span: tuple[int, int]
 
     @property
     def mention(self) -> bool:
@@ -197,9 +200,18 @@ def _remaining(deadline: float) -> float:
 
 
 def _mood(text: str, paragraph_start: int, start: int) -> str:
-    """direct, described or negated: what stands right before a verb."""
+    """direct, described or negated: what stands right before a verb.
+
+    A line break inside a paragraph is a sentence break only after a short line (a title, a
+    label); after a long one it is a wrap, and the words before it lead on to the verb.
+    """
     begin = max(paragraph_start, start - _LEAD_CHARS)
     lead = ("\n" if begin == paragraph_start else "") + text[begin:start]
+    line_start = text.rfind("\n", paragraph_start, start)
+    if line_start > paragraph_start and not text[line_start + 1 : start].strip():
+        previous = text[text.rfind("\n", paragraph_start, line_start) + 1 : line_start]
+        if len(previous.strip()) >= _WRAPPED_LINE:
+            lead = lead[: len(lead) - (start - line_start)] + " "
     if NEGATED_LEAD.search(lead):
         return "negated"
     return "direct" if DIRECT_LEAD.search(lead) else "described"
@@ -230,33 +242,63 @@ def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit
                 factor *= OBFUSCATED_FACTOR
             excerpt = " ".join(match.group().split())[:80]
             found.append(Hit(rule, rule.weight * factor, where, mood, framed, excerpt,
-                             (channel, index, number)))
+                             (channel, index, number), match.span()))
     return found
 
 
-def _paragraph_score(hits: list[Hit]) -> float:
-    """Families add up; within a family the best hit counts fully, the second in part."""
+def _strongest_per_span(hits: list[Hit]) -> list[Hit]:
+    """One hit per family and overlapping span: the heaviest (several rules may match one phrase)."""
+    kept: list[Hit] = []
+    for hit in sorted(hits, key=lambda h: -h.weight):
+        if not any(k.rule.signal == hit.rule.signal and k.key == hit.key and k.span[0] < hit.span[1]
+                   and hit.span[0] < k.span[1] for k in kept):
+            kept.append(hit)
+    return kept
+
+
+def _paragraph_score(hits: list[Hit], addressed: float) -> tuple[float, float]:
+    """(score, directive part) of one paragraph: families add up, the best hit of a family counts
+    fully and the second in part; asking something of a model that was addressed adds a bonus."""
     by_family: dict[str, list[float]] = defaultdict(list)
     for hit in hits:
         by_family[hit.rule.signal].append(hit.weight)
-    total = 0.0
-    for weights in by_family.values():
+    total = directive = 0.0
+    for family, weights in by_family.items():
         weights.sort(reverse=True)
-        total += weights[0] + (SECOND_HIT * weights[1] if len(weights) > 1 else 0.0)
-    if "addressed_to_model" in by_family and _DIRECTIVES & by_family.keys():
-        factor = max(h.weight / h.rule.weight for h in hits if h.rule.signal == "addressed_to_model")
-        total += ADDRESS_BONUS * factor
-    return total
+        value = weights[0] + (SECOND_HIT * weights[1] if len(weights) > 1 else 0.0)
+        total += value
+        if family in _DIRECTIVES:
+            directive += value
+    if addressed and directive:
+        total += ADDRESS_BONUS * addressed
+        directive += ADDRESS_BONUS * addressed
+    return total, directive
+
+
+def _address(hits: list[Hit]) -> float:
+    """How plainly a paragraph speaks to a model: its best address or chat-marker hit, relative."""
+    return max(
+        (h.weight / h.rule.weight for h in hits
+         if h.rule.signal in ("addressed_to_model", "system_prompt_marker")),
+        default=0.0,
+    )
 
 
 def _document_score(hits: list[Hit]) -> float:
+    """The best paragraph, plus part of the directives in the next three."""
     groups: dict[tuple[str, int, int], list[Hit]] = defaultdict(list)
     for hit in hits:
         groups[hit.key].append(hit)
-    scores = sorted((_paragraph_score(group) for group in groups.values()), reverse=True)
+    scores = []
+    for (channel, index, number), group in groups.items():
+        previous = groups.get((channel, index, number - 1), [])
+        addressed = max(_address(group), _address(
+            [h for h in previous if h.rule.signal == "system_prompt_marker"]))
+        scores.append(_paragraph_score(group, addressed))
     if not scores:
         return 0.0
-    return scores[0] + OTHER_PARAGRAPHS * sum(scores[1:4])
+    scores.sort(reverse=True)
+    return scores[0][0] + OTHER_PARAGRAPHS * sum(directive for _, directive in scores[1:4])
 
 
 def _channels(doc: SourceDocument) -> list[tuple[str, str]]:
@@ -295,10 +337,13 @@ def _scan(doc: SourceDocument, deadline: float, semantic: SentenceScorer | None)
     hits: list[Hit] = []
     for index, (channel, layout) in enumerate(layouts):
         hits.extend(_hits(layout, channel, index, deadline))
-    hits = [h for h in hits if h.weight >= 0.05]
+    hits = _strongest_per_span([h for h in hits if h.weight >= 0.05])
     score = _document_score(hits)
-    if hits and all(h.mention for h in hits if h.weight >= 0.1):
+    directives = [h for h in hits if h.weight >= 0.1 and h.rule.signal in _DIRECTIVES]
+    if not directives:
         score = min(score, MENTION_CAP)
+    elif all(h.mention for h in directives):  # cited attacks do not add up
+        score = min(score, MENTION_CAP, max(h.weight for h in hits) + MENTION_EXTRA)
     tricks = _tricks(layouts)
     score += sum(OBFUSCATION_WEIGHT.get(trick, 0.0) for trick in tricks)
     signals = {h.rule.signal for h in hits if h.weight >= 0.1}
