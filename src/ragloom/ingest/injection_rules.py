@@ -19,16 +19,84 @@ import regex
 
 @dataclass(frozen=True)
 class Rule:
-    """One pattern of one signal family."""
+    """One pattern of one signal family, and the words without which it cannot match."""
 
     signal: str
     weight: float
     pattern: regex.Pattern[str]
     imperative: bool = False
+    triggers: frozenset[str] = frozenset()
+    marks: tuple[str, ...] = ()
+
+    def may_match(self, words: set[str], text: str) -> bool:
+        """False when none of the rule's trigger words or marks occurs: the pattern is skipped."""
+        return not self.triggers.isdisjoint(words) or any(mark in text for mark in self.marks)
+
+
+_TRIGGERS = {
+    "instruction_override": (
+        "ignore ignoring disregard disregarding forget forgetting override overrule bypass skip "
+        "discard drop abandon aside throw attention follow following obey obeying adhere adhering "
+        "comply complying regardless matter irrespective ignorer ignorez oublie oublier oubliez "
+        "compte abstraction outre outrepasse outrepasser outrepassez contourne contourner "
+        "contournez suivez suis respectez respecte ignoriere ignorieren ignoriert ignorierst "
+        "ignorier vergiss vergessen vergesst missachte missachten missachtet ubergehe ubergehen "
+        "uberspringe uberspringen verwirf verwerfen halte halten befolge"
+    ),
+    "addressed_to_model": (
+        "ai assistant assistants chatbot chatbots chat bot bots model models llm llms chatgpt gpt "
+        "claude gemini copilot agent agents summarizer summariser summarizers summarisers crawler "
+        "crawlers automated intelligence language ia modele robot ki assistent assistenten "
+        "sprachmodell sprachmodelle summarize summarizing summarise summarising summary"
+    ),
+    "answer_steering": (
+        "tell inform remind warn advise convince assure persuade urge respond reply answer answers "
+        "say state claim assert mention add responses replies summary summaries output outputs "
+        "always never only describe present portray depict frame rank leave omit hide suppress "
+        "exclude instead stop when answering responding asked asks repondez reponds repondre "
+        "indiquez dites indiquer dire signalez affirmez precisez presentez recommandez decrivez "
+        "antworte antworten sage sag sagen empfiehl empfehle empfehlen fassen"
+    ),
+    "secrecy": (
+        "not don never without avoid refrain explain keep treat confirmed sans ne ohne erwahne"
+    ),
+    "role_play": (
+        "you dan pretend play act role character refuse refuses anything free longer abide obey "
+        "immerse mode yourself game unrestricted unfiltered uncensored jailbroken jailbreak "
+        "developer god maintenance admin debug sudo vous du sans ohne"
+    ),
+    "system_prompt_marker": "system instruction instructions human user inst sys",
+    "authority_claim": (
+        "override admin administrator developer operator root security priority new updated "
+        "revised important urgent additional secret real actual true nouvelle nouvelles neue "
+        "safety content your assistant assistants safeguards guardrails above previous prior "
+        "preceding earlier comes"
+    ),
+    "prompt_leak": (
+        "reveal print show output repeat display leak dump disclose share recite write spell give "
+        "provide return echo type starting revelez revele affichez affiche donnez montrez repetez "
+        "ecrivez gib zeige zeig"
+    ),
+    "exfiltration": (
+        "send forward post upload transmit exfiltrate leak email mail copy submit replace "
+        "replacing substitute substituting fill filling filled insert inserting append appending "
+        "include including envoyer envoyez passwort kennwort zugangsdaten verlauf"
+    ),
+    "agent_action": (
+        "use call invoke run execute trigger enter ask collect delete remove erase wipe cancel "
+        "behalf disable curl download"
+    ),
+    "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
+}
+_MARKS = {
+    "system_prompt_marker": ("<|", "<<", "_of_turn>"),
+    "exfiltration": ("](",),
+}
 
 
 def _r(signal: str, weight: float, pattern: str, *, imperative: bool = False) -> Rule:
-    return Rule(signal, weight, regex.compile(pattern, regex.MULTILINE), imperative)
+    return Rule(signal, weight, regex.compile(pattern, regex.MULTILINE), imperative,
+                frozenset(_TRIGGERS[signal].split()), _MARKS.get(signal, ()))
 
 
 # --- shared vocabulary ------------------------------------------------------------------------

@@ -155,10 +155,12 @@ class Layout:
     paragraphs: list[Paragraph]
     quotes: list[tuple[int, int]]
 
+    def __post_init__(self) -> None:
+        self._starts = [p.start for p in self.paragraphs]
+
     def paragraph_at(self, pos: int) -> int:
         """Index of the paragraph that contains position pos."""
-        starts = [p.start for p in self.paragraphs]
-        return max(0, bisect.bisect_right(starts, pos) - 1)
+        return max(0, bisect.bisect_right(self._starts, pos) - 1)
 
     def quoted(self, start: int, end: int) -> bool:
         """True when the span [start, end) lies mostly inside quotation marks or backticks."""
@@ -231,14 +233,19 @@ def lay_out(raw: str, vocabulary: frozenset[str]) -> Layout:
             context = "prose"
         blank = not line.strip()
         line, spaced = despace(line, vocabulary) if not blank else (line, False)
-        if blank or current is None or current.context != context:
+        if blank:
+            if current is not None:
+                paragraphs.append(current)
+                current = None
+        elif current is None or current.context != context:
             if current is not None:
                 paragraphs.append(current)
             current = Paragraph(offset, offset, context)
-        current.end = offset + len(line)
-        if not raw_line.isascii():
+        if current is not None:
+            current.end = offset + len(line)
+        if current is not None and not raw_line.isascii():
             current.obfuscation |= obfuscation(raw_line)
-        if spaced:
+        if current is not None and spaced:
             current.obfuscation.add("letter_spacing")
         pieces.append(line)
         offset += len(line) + 1
@@ -250,7 +257,7 @@ def lay_out(raw: str, vocabulary: frozenset[str]) -> Layout:
         if paragraph.context == "prose":
             quotes.extend(_quoted_spans(text, paragraph.start, paragraph.end))
     quotes.sort()
-    return Layout(text, [p for p in paragraphs if text[p.start : p.end].strip()] or paragraphs, quotes)
+    return Layout(text, paragraphs or [Paragraph(0, len(text), "prose")], quotes)
 
 
 def _readable(decoded: bytes) -> str | None:

@@ -14,6 +14,7 @@ a per-document time budget and rejects a document that exhausts it.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -83,6 +84,9 @@ _DIRECTIVES = frozenset(
     ("instruction_override", "answer_steering", "secrecy", "role_play", "prompt_leak",
      "exfiltration", "agent_action", "encoded_instruction", "authority_claim")
 )
+MAX_HITS_PER_RULE = 32
+"""Matches of one rule kept per channel: more of the same add nothing to the score."""
+_WORDS = re.compile(r"[a-z0-9]+")
 _LEAD_CHARS = 60
 _WRAPPED_LINE = 50
 _FRAME_CHARS = 80
@@ -225,16 +229,22 @@ def _framed(text: str, paragraph_start: int, paragraph_end: int, start: int, end
 
 def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit]:
     text = layout.text
+    words = set(_WORDS.findall(text))
     found: list[Hit] = []
     for rule in RULES:
-        for match in rule.pattern.finditer(text, timeout=_remaining(deadline)):
-            number = layout.paragraph_at(match.start())
+        if not rule.may_match(words, text):
+            continue
+        for count, match in enumerate(rule.pattern.finditer(text, timeout=_remaining(deadline))):
+            if count >= MAX_HITS_PER_RULE:
+                break
+            start = match.start() + len(match.group()) - len(match.group().lstrip())
+            number = layout.paragraph_at(start)
             paragraph = layout.paragraphs[number]
             where = paragraph.context
-            if where == "prose" and layout.quoted(match.start(), match.end()):
+            if where == "prose" and layout.quoted(start, match.end()):
                 where = "quoted"
-            mood = _mood(text, paragraph.start, match.start()) if rule.imperative else "direct"
-            framed = _framed(text, paragraph.start, paragraph.end, match.start(), match.end())
+            mood = _mood(text, paragraph.start, start) if rule.imperative else "direct"
+            framed = _framed(text, paragraph.start, paragraph.end, start, match.end())
             factor = CHANNEL_FACTOR[channel] * CONTEXT_FACTOR[where] * MOOD_FACTOR[mood]
             if framed:
                 factor *= FRAMED_FACTOR
@@ -242,17 +252,28 @@ def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit
                 factor *= OBFUSCATED_FACTOR
             excerpt = " ".join(match.group().split())[:80]
             found.append(Hit(rule, rule.weight * factor, where, mood, framed, excerpt,
-                             (channel, index, number), match.span()))
+                             (channel, index, number), (start, match.end())))
     return found
 
 
 def _strongest_per_span(hits: list[Hit]) -> list[Hit]:
     """One hit per family and overlapping span: the heaviest (several rules may match one phrase)."""
+    by_family: dict[tuple[str, tuple[str, int, int]], list[Hit]] = defaultdict(list)
+    for hit in hits:
+        by_family[(hit.rule.signal, hit.key)].append(hit)
     kept: list[Hit] = []
-    for hit in sorted(hits, key=lambda h: -h.weight):
-        if not any(k.rule.signal == hit.rule.signal and k.key == hit.key and k.span[0] < hit.span[1]
-                   and hit.span[0] < k.span[1] for k in kept):
-            kept.append(hit)
+    for group in by_family.values():
+        group.sort(key=lambda h: h.span)
+        cluster: list[Hit] = []
+        end = -1
+        for hit in group:
+            if cluster and hit.span[0] >= end:
+                kept.append(max(cluster, key=lambda h: h.weight))
+                cluster = []
+            cluster.append(hit)
+            end = max(end, hit.span[1]) if len(cluster) > 1 else hit.span[1]
+        if cluster:
+            kept.append(max(cluster, key=lambda h: h.weight))
     return kept
 
 
