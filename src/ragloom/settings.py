@@ -56,7 +56,16 @@ class IngestSettings(_Section):
         5000, ge=16, description="deepest HTML element nesting accepted; deeper pages fail"
     )
     batch_sources: int = Field(64, ge=1, description="sources per ingest batch (recorded together)")
-    quarantine_suspicious: bool = False
+    quarantine_suspicious: bool = Field(
+        False,
+        description="quarantine documents the injection scan marks suspicious, not only the ones "
+        "it rejects (by default suspicious ones are kept, flagged in chunk metadata)",
+    )
+    scan_budget_s: float = Field(
+        5.0, gt=0,
+        description="time budget of the injection scan per document; a document that exhausts it "
+        "is quarantined with that reason",
+    )
 
 
 class TransformSettings(_Section):

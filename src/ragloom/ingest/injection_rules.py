@@ -188,7 +188,7 @@ RULES: tuple[Rule, ...] = (
     _r("instruction_override", 1.1,
        rf"\b{_OVERRIDE_EN}\s+(?:the\s+|your\s+|its\s+)?(?:system\s+prompt|content\s+polic(?:y|ies)|"
        r"safety\s+(?:guidelines|rules|training|policy|policies|filters|protocols))\b", imperative=True),
-    _r("instruction_override", 0.8,
+    _r("instruction_override", 1.0,
        rf"\b{_OVERRIDE_EN}\s+(?:the\s+|these\s+|those\s+)?{_EARLIER_EN}\s+{_TARGET_EN}\b{_SCOPE_EN}",
        imperative=True),
     _r("instruction_override", 0.6,
@@ -263,7 +263,8 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:respond|reply|answer)\s+(?:to\s+(?:every|all|each|any)\s+\w+\s+)?(?:only\s+)?"
        r"(?:with|that|by\s+saying)\b|"
        r"\b(?:answer|respond\s+to|reply\s+to)\s+(?:every|each|all|any)\s+(?:\w+\s+)?(?:questions?|"
-       r"requests?)\s+with\b", imperative=True),
+       r"requests?)\s+with\b|\b(?:respond|reply|answer|write|speak)\s+only\s+in\s+\w+",
+       imperative=True),
     _r("answer_steering", 0.3,
        r"\b(?:say|state|claim|assert|mention|add)\s+(?:only\s+)?that\b|"
        rf"\bin\s+(?:your|every|each|all|any)\s+(?:\w+\s+)?(?:answers?|responses?|repl(?:y|ies)|"
@@ -310,7 +311,8 @@ RULES: tuple[Rule, ...] = (
        r"\byou\s+are\s+(?:now\s+|about\s+to\s+become\s+)?(?:dan\b|(?:an?\s+)?(?:unrestricted|"
        r"unfiltered|uncensored|jailbroken|unbound|unaligned|evil|amoral|rogue)\b)|"
        r"\byou\s+are\s+(?:now\s+)?no\s+longer\s+(?:an?\s+)?(?:ai|assistant|helpful|bound|restricted|"
-       r"limited|chatgpt|a\s+language\s+model)\b"),
+       r"limited|chatgpt|a\s+language\s+model)\b|\bact\s+as\s+(?:dan\b|an?\s+(?:unrestricted|"
+       r"unfiltered|uncensored|jailbroken)\b)"),
     _r("role_play", 0.6,
        r"\b(?:do\s+anything\s+now|broken\s+free\s+of|no\s+longer\s+(?:have\s+to\s+)?(?:abide|follow|"
        r"bound)|(?:does|do)\s+not\s+have\s+to\s+(?:abide|follow|obey)|never\s+refuses?|"
@@ -373,7 +375,7 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:this\s+(?:message|instruction|request|note)\s+)?(?:comes|is)\s+from\s+(?:the|your)\s+"
        r"(?:developers?|operator|administrator|admin|creators?|system)\b"),
     # -- prompt leaking ----------------------------------------------------------------------
-    _r("prompt_leak", 0.9,
+    _r("prompt_leak", 1.0,
        r"\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|recite|write\s+out|"
        r"spell\s+out|give|provide|return|echo|type\s+out)\s+(?:me\s+|us\s+|back\s+)?(?:(?:the|your|"
        r"all|any|every|its)\s+)?(?:(?:full|entire|complete|whole|original|hidden|initial|secret|exact|"
@@ -381,7 +383,7 @@ RULES: tuple[Rule, ...] = (
        r"secret|original|system|developer|confidential)\s+(?:instructions|prompt|message|"
        r"configuration|rules)|instructions?\s+(?:(?:that\s+)?you\s+(?:were|have\s+been)\s+given|"
        r"you\s+received|above)|(?:text|words|everything|messages?)\s+above)\b", imperative=True),
-    _r("prompt_leak", 0.9,
+    _r("prompt_leak", 1.0,
        r"\brepeat\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:text|words|everything|messages?|lines?)\s+"
        r"(?:above|before)\b|\b(?:print|output|show|reveal|disclose)\s+(?:every|each|all|any)\s+"
        r"(?:instruction|rule|prompt)s?\s+you\s+(?:were|have\s+been)\s+given\b", imperative=True),
@@ -411,6 +413,9 @@ RULES: tuple[Rule, ...] = (
     _r("exfiltration", 0.8,
        rf"!?\[[^\]\n]{{0,200}}\]\(\s*<?(?:https?:)?//[^\s)>]{{0,300}}?[?&][\w.-]{{1,40}}="
        rf"(?:[a-z0-9]+_)*{_SENSITIVE}(?:_[a-z0-9]+)*(?:_[a-z0-9]+|(?<=_[a-z0-9]+))(?=[&)\s]|$)"),
+    _r("exfiltration", 0.6,
+       r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^\s)>]{0,300}?[?&](?:conversation|chat|history|"
+       r"prompt|messages?|secret|password|passwd|credentials?|memory|context|pii)\w{0,20}="),
     _r("exfiltration", 0.25,
        r"!?\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^\s)>]{0,300}?[?&][\w.-]{1,40}=[^\s)&]{0,80}?"
        r"(?:\{[^}\s]{1,60}\}|\$\{|\{\{|%7b|<[^>\s]{1,40}>|&lt;|\[[^\]\s]{2,60}\])"),

@@ -33,7 +33,8 @@ _INVISIBLE = re.compile(
 )
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_TAG_RUN = re.compile("[\U000e0020-\U000e007e]{3,}")
+_TAG_RUN = re.compile("(?<!\U0001f3f4)[\U000e0020-\U000e007e]{3,}")
+"""Unicode tag characters spelling text (ASCII smuggling); emoji flag sequences follow U+1F3F4."""
 _MARKS = regex.compile(r"\p{M}+")
 _NON_LATIN_LOOKALIKE = regex.compile(r"[\p{Cyrillic}\p{Greek}\p{Armenian}\p{Cherokee}]")
 _LATIN = regex.compile(r"\p{Latin}")
@@ -51,6 +52,7 @@ _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-
 _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}){6,}(?:[^%\s]{0,3}(?:%[0-9A-Fa-f]{2}){2,})*")
 _ENTITY_RUN = re.compile(r"(?:&#(?:x[0-9a-f]{1,6}|\d{1,7});){6,}", re.IGNORECASE)
 _PRINTABLE_SHARE = 0.95
+_MANY_ZERO_WIDTH = 8
 _MAX_PAYLOADS = 64
 
 
@@ -75,7 +77,9 @@ def obfuscation(raw: str) -> set[str]:
     if _TAG_RUN.search(raw):
         found.add("unicode_tags")
     zero_width = sum(1 for m in _ZERO_WIDTH.finditer(raw) if _between_letters(raw, m.start()))
-    if zero_width >= 3:
+    if zero_width >= _MANY_ZERO_WIDTH:
+        found.add("zero_width_many")
+    elif zero_width >= 3:
         found.add("zero_width")
     if _BIDI.search(raw):
         found.add("bidi_controls")

@@ -64,10 +64,13 @@ SECOND_HIT = 0.3
 """Share of a family's second-best hit in a paragraph that adds to its best one."""
 ADDRESS_BONUS = 0.4
 """Added to a paragraph that addresses a model *and* asks it to do something."""
+DIRECTIVES_BONUS = 0.2
+"""Added to a paragraph where two different kinds of directive meet (override and steering…)."""
 OTHER_PARAGRAPHS = 0.3
 OBFUSCATION_WEIGHT = {
     "unicode_tags": 0.5,
     "homoglyphs": 0.3,
+    "zero_width_many": 0.5,
     "zero_width": 0.25,
     "bidi_controls": 0.15,
 }
@@ -75,6 +78,7 @@ OBFUSCATION_WEIGHT = {
 _SIGNAL_OF_TRICK = {
     "unicode_tags": "invisible_unicode",
     "zero_width": "invisible_unicode",
+    "zero_width_many": "invisible_unicode",
     "bidi_controls": "invisible_unicode",
     "homoglyphs": "homoglyphs",
     "letter_spacing": "letter_spacing",
@@ -293,6 +297,9 @@ def _paragraph_score(hits: list[Hit], addressed: float) -> tuple[float, float]:
     if addressed and directive:
         total += ADDRESS_BONUS * addressed
         directive += ADDRESS_BONUS * addressed
+    if len(_DIRECTIVES & by_family.keys()) >= 2:
+        total += DIRECTIVES_BONUS
+        directive += DIRECTIVES_BONUS
     return total, directive
 
 
