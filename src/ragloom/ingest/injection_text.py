@@ -33,7 +33,7 @@ _INVISIBLE = re.compile(
 )
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_TAG_RUN = re.compile("(?<!\U0001f3f4)[\U000e0020-\U000e007e]{3,}")
+_TAG_RUN = re.compile("(?<![\U0001f3f4\U000e0020-\U000e007e])[\U000e0020-\U000e007e]{3,}")
 """Unicode tag characters spelling text (ASCII smuggling); emoji flag sequences follow U+1F3F4."""
 _MARKS = regex.compile(r"\p{M}+")
 _NON_LATIN_LOOKALIKE = regex.compile(r"[\p{Cyrillic}\p{Greek}\p{Armenian}\p{Cherokee}]")

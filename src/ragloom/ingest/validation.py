@@ -361,9 +361,13 @@ def _verdict(score: float, signals: list[str], evidence: list[str]) -> Validatio
 
 
 def _scan(doc: SourceDocument, deadline: float, semantic: SentenceScorer | None) -> ValidationResult:
-    layouts = [(channel, lay_out(text, VOCABULARY)) for channel, text in _channels(doc)]
+    layouts = []
+    for channel, text in _channels(doc):
+        _remaining(deadline)
+        layouts.append((channel, lay_out(text, VOCABULARY)))
     hits: list[Hit] = []
     for index, (channel, layout) in enumerate(layouts):
+        _remaining(deadline)
         hits.extend(_hits(layout, channel, index, deadline))
     hits = _strongest_per_span([h for h in hits if h.weight >= 0.05])
     score = _document_score(hits)
