@@ -1,13 +1,13 @@
 """Injection screening on the labelled set in tests/data/injection: detection and false positives.
 
-    python benchmarks/injection.py [--split dev|holdout|all] [--semantic] [--list] [--json OUT]
+    python benchmarks/injection.py [--split dev|holdout|all] [--list [--evidence]] [--json OUT]
 
 Every file goes through the real loaders (`read_source`, `parse_source`) and `scan_injection`, as
 in the ingest graph's validate node. A source is *quarantined* when any of its documents is
 rejected (or its bytes are), *flagged* when any is suspicious, else clean. Prints, per split, the
 detection rate (quarantined or flagged) of the injected documents and the quarantined and flagged
-rates of the benign ones, overall and per class. `--semantic` adds the MiniLM detector
-(`ragloom.ingest.injection_semantic`); `--list` prints every file's verdict, score and signals.
+rates of the benign ones, overall and per class. `--list` prints every file's verdict, score and
+signals (`--evidence`: and the evidence). Never tune on `holdout`: score it once, at the end.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "injection"
 
 
-def screen(path: Path, semantic: object | None) -> tuple[str, float, list[str], list[str]]:
+def screen(path: Path) -> tuple[str, float, list[str], list[str]]:
     """(status, score, signals, evidence) of one source, as the ingest graph would decide."""
     from ragloom.errors import LoadError, RejectedSourceError
     from ragloom.ingest.loaders import SourceRef, parse_source, read_source
@@ -39,12 +39,10 @@ def screen(path: Path, semantic: object | None) -> tuple[str, float, list[str], 
         return "quarantined", 0.0, list(err.signals), [str(err)]
     except LoadError as err:
         return "failed", 0.0, [], [str(err)]
-    kwargs = {"semantic": semantic} if semantic is not None else {}
-    verdicts = [scan_injection(doc, **kwargs) for doc in documents]  # type: ignore[arg-type]
-    worst = max(verdicts, key=lambda v: (["clean", "suspicious", "rejected"].index(v.status),
-                                         getattr(v, "score", 0.0)))
+    verdicts = [scan_injection(doc) for doc in documents]
+    worst = max(verdicts, key=lambda v: (["clean", "suspicious", "rejected"].index(v.status), v.score))
     status = {"rejected": "quarantined", "suspicious": "flagged", "clean": "clean"}[worst.status]
-    return status, getattr(worst, "score", 0.0), worst.signals, getattr(worst, "evidence", [])
+    return status, worst.score, worst.signals, worst.evidence
 
 
 def rates(rows: list[dict[str, str]]) -> dict[str, float | int]:
@@ -89,18 +87,10 @@ def main() -> None:
     """Screen the labelled set and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=["dev", "holdout", "all"], default="dev")
-    parser.add_argument("--semantic", action="store_true", help="add the MiniLM detector")
     parser.add_argument("--list", action="store_true", help="print every file's verdict")
     parser.add_argument("--evidence", action="store_true", help="with --list: the evidence too")
     parser.add_argument("--json", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
-    semantic = None
-    if args.semantic:
-        from ragloom import resources
-        from ragloom.ingest.injection_semantic import SemanticScreen
-        from ragloom.runner import resolve_settings
-
-        semantic = SemanticScreen(resources.embedder(resolve_settings()))
     with (SET / "labels.csv").open(encoding="utf-8") as handle:
         labels = list(csv.DictReader(handle))
     splits = ["dev", "holdout"] if args.split == "all" else [args.split]
@@ -109,7 +99,7 @@ def main() -> None:
     for split in splits:
         rows = []
         for label in (r for r in labels if r["split"] == split):
-            status, score, signals, evidence = screen(SET / label["file"], semantic)
+            status, score, signals, evidence = screen(SET / label["file"])
             rows.append({**label, "status": status, "score": str(score)})
             if args.list:
                 print(f"{label['label']:9s} {status:12s} {score:5.2f} {label['file']:55s} "
@@ -118,8 +108,7 @@ def main() -> None:
                     print("".join(f"    {line}\n" for line in evidence), end="")
         results.append(report(rows, split))
     elapsed = time.perf_counter() - start
-    print(f"\n{sum(1 for r in labels if r['split'] in splits)} files in {elapsed:.1f} s "
-          f"(semantic detector {'on' if semantic else 'off'})")
+    print(f"\n{sum(1 for r in labels if r['split'] in splits)} files in {elapsed:.1f} s")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
 

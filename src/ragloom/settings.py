@@ -63,8 +63,8 @@ class IngestSettings(_Section):
     )
     scan_budget_s: float = Field(
         5.0, gt=0,
-        description="time budget of the injection scan per document; a document that exhausts it "
-        "is quarantined with that reason",
+        description="time budget of the injection scan per document (and as much again per "
+        "million characters beyond the first); a document that exhausts it is quarantined",
     )
 
 

@@ -28,9 +28,11 @@ class Rule:
     triggers: frozenset[str] = frozenset()
     marks: tuple[str, ...] = ()
 
-    def may_match(self, words: set[str], text: str) -> bool:
-        """False when none of the rule's trigger words or marks occurs: the pattern is skipped."""
-        return not self.triggers.isdisjoint(words) or any(mark in text for mark in self.marks)
+    def may_match(self, words: set[str], text: str, start: int, end: int) -> bool:
+        """False when none of the rule's trigger words, nor a mark in text[start:end], occurs."""
+        return not self.triggers.isdisjoint(words) or any(
+            text.find(mark, start, end) >= 0 for mark in self.marks
+        )
 
 
 _TRIGGERS = {
@@ -239,7 +241,7 @@ RULES: tuple[Rule, ...] = (
        r"answering\s+questions\s+about)\s+(?:this|these|the\s+(?:above|following|present|current)|"
        r"my|our)\b"),
     _r("addressed_to_model", 0.35,
-       r"(?:^|(?<=[.!?]\s))\s*(?:the\s+|dear\s+)?(?:ai|assistant|ai\s+assistant|ai\s+agent|language\s+model|"
+       r"(?:^[ \t]*|(?<=[.!?]\s))(?:the\s+|dear\s+)?(?:ai|assistant|ai\s+assistant|ai\s+agent|language\s+model|"
        r"llm|chatbot|model|gpt|chatgpt|claude)\s*[,:]\s"),
     _r("addressed_to_model", 0.35,
        r"\b(?:note|message|consigne|remarque)\s+(?:a|pour)\s+l'?(?:intention|attention)\s+(?:de|du|des)"
@@ -253,7 +255,7 @@ RULES: tuple[Rule, ...] = (
        r"(?:ki|ki-assistent(?:en)?|assistenten|sprachmodell|sprachmodelle|chatbot|ki-modell)\b"),
     _r("addressed_to_model", 0.35,
        r"\b(?:liebe|lieber|hallo)\s+(?:ki|assistent|sprachmodell|chatbot|ki-assistent)\b|"
-       r"(?:^|(?<=[.!?]\s))\s*(?:ki|sprachmodell|assistent)\s*[,:]\s|"
+       r"(?:^[ \t]*|(?<=[.!?]\s))(?:ki|sprachmodell|assistent)\s*[,:]\s|"
        r"\b(?:wenn|falls)\s+du\s+(?:eine|ein)\s+(?:ki|sprachmodell|assistent)"),
     # -- steering the answer ----------------------------------------------------------------
     _r("answer_steering", 0.35,

@@ -36,7 +36,14 @@ _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _TAG_RUN = re.compile("(?<![\U0001f3f4\U000e0020-\U000e007e])[\U000e0020-\U000e007e]{3,}")
 """Unicode tag characters spelling text (ASCII smuggling); emoji flag sequences follow U+1F3F4."""
 _MARKS = regex.compile(r"\p{M}+")
-_NON_LATIN_LOOKALIKE = regex.compile(r"[\p{Cyrillic}\p{Greek}\p{Armenian}\p{Cherokee}]")
+_LOOKALIKE = regex.compile(
+    "[\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0455\u0458\u0501\u051b\u051d"
+    "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0406\u0405\u0408"
+    "\u03bf\u03bd\u03c1\u0399\u0391\u0392\u0395\u0396\u0397\u039a\u039c\u039d\u039f\u03a1"
+    "\u03a4\u03a5\u03a7\u0578\u0585\u0570]"
+)
+"""Cyrillic, Greek and Armenian letters that look like Latin ones (а е о р с у х і ѕ, ο ν ρ, …);
+Greek letters used as symbols in science (α β γ μ) are not among them."""
 _LATIN = regex.compile(r"\p{Latin}")
 _WORD = regex.compile(r"\w+")
 _STYLED_LETTERS = re.compile("[\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u24b6-\u24e9]")
@@ -88,7 +95,7 @@ def obfuscation(raw: str) -> set[str]:
     mixed = 0
     for word in _WORD.finditer(raw):
         token = word.group()
-        if not token.isascii() and _LATIN.search(token) and _NON_LATIN_LOOKALIKE.search(token):
+        if not token.isascii() and _LATIN.search(token) and _LOOKALIKE.search(token):
             mixed += 1
     if mixed >= 2:
         found.add("homoglyphs")

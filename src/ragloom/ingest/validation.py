@@ -5,9 +5,7 @@
 see) and whatever encoded runs in either decode to, normalised (`injection_text`), and weighs the
 rule hits of `injection_rules` by where they stand: text addressed to a model with an imperative it
 would obey counts fully; the same words quoted, fenced, described or negated count a third or
-less, and never reach quarantine on their own. An optional semantic detector
-(`injection_semantic`) adds the similarity of the document's instruction-like sentences to attack
-exemplars. A high score quarantines (`rejected`), a middling one marks the document `suspicious`;
+less, and never reach quarantine on their own. A high score quarantines (`rejected`), a middling one marks the document `suspicious`;
 the score, the signals and the evidence behind them travel with the verdict. The scan runs under
 a per-document time budget and rejects a document that exhausts it.
 """
@@ -18,7 +16,8 @@ import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -44,6 +43,8 @@ MENTION_CAP = 0.9
 MENTION_EXTRA = 0.1
 """Ceiling for a document whose every hit is quoted, fenced, described or negated."""
 DEFAULT_BUDGET_S = 5.0
+BUDGET_CHARS = 1_000_000
+"""The scan budget is per document, and grows with documents longer than this many characters."""
 _SAMPLE_BYTES = 65536
 _CONTROL_RATIO = 0.1
 _ALLOWED_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
@@ -67,6 +68,8 @@ ADDRESS_BONUS = 0.4
 DIRECTIVES_BONUS = 0.2
 """Added to a paragraph where two different kinds of directive meet (override and steering…)."""
 OTHER_PARAGRAPHS = 0.3
+OTHER_PARAGRAPH_FLOOR = 0.3
+"""Weaker paragraphs do not add up: a long document collects stray weak hits by chance."""
 OBFUSCATION_WEIGHT = {
     "unicode_tags": 0.5,
     "homoglyphs": 0.3,
@@ -105,13 +108,6 @@ class ValidationResult(BaseModel):
     reason: str = ""
     score: float = 0.0
     evidence: list[str] = Field(default_factory=list)
-
-
-class SentenceScorer(Protocol):
-    """What the scan needs from a semantic detector (see `injection_semantic`)."""
-
-    def score(self, sentences: list[str]) -> list[float]:
-        """Attack likeness of each sentence, 0 (none) to 1."""
 
 
 def _rejected(signal: str, reason: str) -> ValidationResult:
@@ -231,14 +227,28 @@ def _framed(text: str, paragraph_start: int, paragraph_end: int, start: int, end
     return bool(FRAMING.search(before) or FRAMING_AFTER.search(after))
 
 
+def _matches(rule: Rule, layout: Layout, words: list[set[str]], deadline: float) -> Iterator[Any]:
+    """Matches of rule in the runs of paragraphs that hold one of its trigger words or marks."""
+    text = layout.text
+    runs: list[list[int]] = []
+    for number, paragraph in enumerate(layout.paragraphs):
+        if not rule.may_match(words[number], text, paragraph.start, paragraph.end):
+            continue
+        if runs and runs[-1][1] == number - 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    for first, last in runs:
+        start, end = layout.paragraphs[first].start, layout.paragraphs[last].end
+        yield from rule.pattern.finditer(text, start, end, timeout=_remaining(deadline))
+
+
 def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit]:
     text = layout.text
-    words = set(_WORDS.findall(text))
+    words = [set(_WORDS.findall(text, p.start, p.end)) for p in layout.paragraphs]
     found: list[Hit] = []
     for rule in RULES:
-        if not rule.may_match(words, text):
-            continue
-        for count, match in enumerate(rule.pattern.finditer(text, timeout=_remaining(deadline))):
+        for count, match in enumerate(_matches(rule, layout, words, deadline)):
             if count >= MAX_HITS_PER_RULE:
                 break
             start = match.start() + len(match.group()) - len(match.group().lstrip())
@@ -326,7 +336,8 @@ def _document_score(hits: list[Hit]) -> float:
     if not scores:
         return 0.0
     scores.sort(reverse=True)
-    return scores[0][0] + OTHER_PARAGRAPHS * sum(directive for _, directive in scores[1:4])
+    others = [directive for _, directive in scores[1:] if directive >= OTHER_PARAGRAPH_FLOOR]
+    return scores[0][0] + OTHER_PARAGRAPHS * sum(sorted(others, reverse=True)[:3])
 
 
 def _channels(doc: SourceDocument) -> list[tuple[str, str]]:
@@ -360,7 +371,7 @@ def _verdict(score: float, signals: list[str], evidence: list[str]) -> Validatio
                             evidence=evidence, reason="no injection signals above threshold")
 
 
-def _scan(doc: SourceDocument, deadline: float, semantic: SentenceScorer | None) -> ValidationResult:
+def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     layouts = []
     for channel, text in _channels(doc):
         _remaining(deadline)
@@ -389,18 +400,19 @@ def _scan(doc: SourceDocument, deadline: float, semantic: SentenceScorer | None)
     return _verdict(score, sorted(signals), evidence)
 
 
-def scan_injection(
-    doc: SourceDocument,
-    *,
-    budget_s: float = DEFAULT_BUDGET_S,
-    semantic: SentenceScorer | None = None,
-) -> ValidationResult:
-    """Score prompt-injection signals in a document's visible, hidden and encoded text."""
+def scan_injection(doc: SourceDocument, *, budget_s: float = DEFAULT_BUDGET_S) -> ValidationResult:
+    """Score prompt-injection signals in a document's visible, hidden and encoded text.
+
+    The scan may take budget_s seconds, and as much again per million characters beyond the first.
+    """
+    size = len(doc.text) + sum(len(str(h)) for h in doc.metadata.get("hidden_text") or [])
+    allowed = budget_s * max(1.0, size / BUDGET_CHARS)
     try:
-        return _scan(doc, time.monotonic() + budget_s, semantic)
+        return _scan(doc, time.monotonic() + allowed)
     except (_OutOfTime, TimeoutError):
         return _rejected(
             "scan_timeout",
-            f"the injection scan did not finish within its budget of {budget_s:g} s "
-            "(ingest.scan_budget_s); a document this slow to scan is held back for review",
+            f"the injection scan did not finish within its budget of {allowed:.3g} s "
+            f"(ingest.scan_budget_s = {budget_s:g} s per {BUDGET_CHARS:,} characters); a document "
+            "this slow to scan is held back for review",
         )
