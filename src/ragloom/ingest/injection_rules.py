@@ -143,6 +143,8 @@ _SECRET_OBJECT = (
     r"(?:the\s+)?user'?s\s+(?:\w+\s+)?(?:data|e-?mails?|address|messages|files|password|details))"
 )
 _DESTINATION = r"(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+_LINK_QUERY = r"!?\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^\s)>]{0,300}?[?&]"
+"""A Markdown link or image up to the start of a query parameter."""
 _SENSITIVE = (
     r"(?:conversation|chat|history|messages?|summary|session|token|password|passwd|secret|"
     r"api[_-]?key|credentials?|cookie|memory|context|prompt|question|query|input|e-?mail|address|"
@@ -292,7 +294,8 @@ RULES: tuple[Rule, ...] = (
        r"le|la|les)\b", imperative=True),
     _r("answer_steering", 0.35,
        r"\b(?:antworte|antworten\s+sie)\s+(?:nur|ausschliesslich|immer)\b|"
-       r"\b(?:sage|sag|sagen\s+sie)\s+dem\s+(?:benutzer|nutzer|leser|kunden)\b|\b(?:empfiehl|empfehle|empfehlen\s+sie)\s+dem\s+(?:nutzer|benutzer|leser)|"
+       r"\b(?:sage|sag|sagen\s+sie)\s+dem\s+(?:benutzer|nutzer|leser|kunden)\b|"
+       r"\b(?:empfiehl|empfehle|empfehlen\s+sie)\s+dem\s+(?:nutzer|benutzer|leser)|"
        r"\bfassen\s+sie\s+(?:\S+\s+){1,6}?als\b", imperative=True),
     # -- keeping the user in the dark ---------------------------------------------------------
     _r("secrecy", 0.45,
@@ -410,17 +413,17 @@ RULES: tuple[Rule, ...] = (
        rf"\b(?:send|forward|post|upload|transmit|exfiltrate|leak|e-?mail|copy|submit)\s+"
        rf"(?:\S+\s+){{0,6}}?{_SECRET_OBJECT}\b", imperative=True),
     _r("exfiltration", 1.0,
-       rf"!?\[[^\]\n]{{0,200}}\]\(\s*<?(?:https?:)?//[^\s)>]{{0,300}}?[?&][\w.-]{{1,40}}=[^\s)&]{{0,80}}?"
-       rf"(?:\{{|\$\{{|%7b|<|&lt;|\[)[^\s)]{{0,40}}?{_SENSITIVE}"),
+       rf"{_LINK_QUERY}[\w.-]{{1,40}}=[^\s)&]{{0,80}}?(?:\{{|\$\{{|%7b|<|&lt;|\[)[^\s)]{{0,40}}?"
+       rf"{_SENSITIVE}"),
     _r("exfiltration", 0.8,
-       rf"!?\[[^\]\n]{{0,200}}\]\(\s*<?(?:https?:)?//[^\s)>]{{0,300}}?[?&][\w.-]{{1,40}}="
-       rf"(?:[a-z0-9]+_)*{_SENSITIVE}(?:_[a-z0-9]+)*(?:_[a-z0-9]+|(?<=_[a-z0-9]+))(?=[&)\s]|$)"),
+       rf"{_LINK_QUERY}[\w.-]{{1,40}}=(?:[a-z0-9]+_)*{_SENSITIVE}(?:_[a-z0-9]+)*"
+       r"(?:_[a-z0-9]+|(?<=_[a-z0-9]+))(?=[&)\s]|$)"),
     _r("exfiltration", 0.6,
-       r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^\s)>]{0,300}?[?&](?:conversation|chat|history|"
-       r"prompt|messages?|secret|password|passwd|credentials?|memory|context|pii)\w{0,20}="),
+       rf"!{_LINK_QUERY}(?:conversation|chat|history|prompt|messages?|secret|password|passwd|"
+       r"credentials?|memory|context|pii)\w{0,20}="),
     _r("exfiltration", 0.25,
-       r"!?\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^\s)>]{0,300}?[?&][\w.-]{1,40}=[^\s)&]{0,80}?"
-       r"(?:\{[^}\s]{1,60}\}|\$\{|\{\{|%7b|<[^>\s]{1,40}>|&lt;|\[[^\]\s]{2,60}\])"),
+       rf"{_LINK_QUERY}[\w.-]{{1,40}}=[^\s)&]{{0,80}}?(?:\{{[^}}\s]{{1,60}}\}}|\$\{{|\{{\{{|%7b|"
+       r"<[^>\s]{1,40}>|&lt;|\[[^\]\s]{2,60}\])"),
     _r("exfiltration", 0.5,
        r"\b(?:replac(?:e|ing)|substitut(?:e|ing)|fill(?:ing)?\s+in|filled\s+in|insert(?:ing)?|"
        r"append(?:ing)?|includ(?:e|ing))\b[^.]{0,120}?\b(?:conversation|chat\s+(?:so\s+far|history)|"
@@ -434,7 +437,8 @@ RULES: tuple[Rule, ...] = (
     # -- acting through tools ----------------------------------------------------------------
     _r("agent_action", 0.4,
        r"\b(?:use|call|invoke|run|execute|trigger)\s+(?:the\s+)?[\w.-]{2,40}\s+(?:tool|function|"
-       r"plugin|action)\b|\benter\s+(?:the\s+)?user'?s\s+(?:password|card)|\bask\s+(?:the\s+user\s+)?for\s+(?:their|the\s+user'?s|his|her)\s+(?:card\s+number|"
+       r"plugin|action)\b|\benter\s+(?:the\s+)?user'?s\s+(?:password|card)|"
+       r"\bask\s+(?:the\s+user\s+)?for\s+(?:their|the\s+user'?s|his|her)\s+(?:card\s+number|"
        r"password|pin|credentials|social\s+security|bank)|"
        r"\bcollect\s+(?:the\s+)?user'?s\b", imperative=True),
     _r("agent_action", 0.35,

@@ -5,9 +5,10 @@
 see) and whatever encoded runs in either decode to, normalised (`injection_text`), and weighs the
 rule hits of `injection_rules` by where they stand: text addressed to a model with an imperative it
 would obey counts fully; the same words quoted, fenced, described or negated count a third or
-less, and never reach quarantine on their own. A high score quarantines (`rejected`), a middling one marks the document `suspicious`;
-the score, the signals and the evidence behind them travel with the verdict. The scan runs under
-a per-document time budget and rejects a document that exhausts it.
+less, and never reach quarantine on their own. A high score quarantines (`rejected`), a middling
+one marks the document `suspicious`; the score, the signals and the evidence behind them travel
+with the verdict. The scan runs under a per-document time budget and rejects a document that
+exhausts it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
