@@ -46,9 +46,26 @@ class IngestSettings(_Section):
 
     csv_mode: Literal["row", "file"] = "row"
     max_bytes: int = Field(20 * 1024 * 1024, ge=1)
-    http_timeout_s: float = Field(10.0, gt=0)
+    http_timeout_s: float = Field(10.0, gt=0, description="longest wait for any one read of a URL")
+    http_deadline_s: float = Field(
+        60.0, gt=0,
+        description="longest time one URL may take in all (checked between reads, so a fetch "
+        "ends at most one http_timeout_s after it)",
+    )
+    html_max_depth: int = Field(
+        5000, ge=16, description="deepest HTML element nesting accepted; deeper pages fail"
+    )
     batch_sources: int = Field(64, ge=1, description="sources per ingest batch (recorded together)")
-    quarantine_suspicious: bool = False
+    quarantine_suspicious: bool = Field(
+        False,
+        description="quarantine documents the injection scan marks suspicious, not only the ones "
+        "it rejects (by default suspicious ones are kept, flagged in chunk metadata)",
+    )
+    scan_budget_s: float = Field(
+        5.0, gt=0,
+        description="time budget of the injection scan per document (and as much again per "
+        "million characters beyond the first); a document that exhausts it is quarantined",
+    )
 
 
 class TransformSettings(_Section):

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from ragloom.errors import LoadError, RejectedSourceError
+from ragloom.ingest.html_text import html_to_text
+from ragloom.ingest.validation import check_integrity
 from ragloom.ingest.loaders import (
     SUPPORTED_SUFFIXES,
     RawSource,
     SourceRef,
     expand_sources,
-    html_to_text,
     parse_source,
     read_source,
     spec_origin,
@@ -152,6 +153,34 @@ def test_rst_title_and_crlf_and_bom(tmp_path: Path) -> None:
     assert doc.text == "Lumen Guide\n===========\n\nBody text.\n"
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-be"])
+def test_utf16_and_utf32_with_a_bom_decode(tmp_path: Path, encoding: str) -> None:
+    text = "# Wetterstation\n\nGrüße aus Köln: 21 °C.\n"
+    bom = {"utf-16-le": "\ufeff", "utf-16-be": "\ufeff", "utf-32-be": "\ufeff"}.get(encoding, "")
+    path = tmp_path / "notes.md"
+    path.write_bytes((bom + text).encode(encoding))
+    assert check_integrity(path.read_bytes(), max_bytes=10_000).status == "clean"
+    (doc,) = _load(path)
+    assert doc.text == text
+    assert doc.metadata["title"] == "Wetterstation"
+
+
+def test_utf16_csv_and_html_with_a_bom(tmp_path: Path) -> None:
+    csv_path = tmp_path / "rows.csv"
+    csv_path.write_bytes("name,city\nÅsa,Malmö\n".encode("utf-16"))
+    assert _load(csv_path)[0].text == "name: Åsa\ncity: Malmö"
+    html_path = tmp_path / "page.html"
+    html_path.write_bytes("<html><body><p>Café</p></body></html>".encode("utf-16"))
+    assert _load(html_path)[0].text == "Café"
+
+
+def test_utf16_without_a_bom_is_still_binary(tmp_path: Path) -> None:
+    path = tmp_path / "no-bom.txt"
+    path.write_bytes("plain words here".encode("utf-16-le"))
+    with pytest.raises(RejectedSourceError, match="binary"):
+        _load(path)
+
+
 def test_csv_row_mode() -> None:
     docs = _load(KB / "models.csv")
     sid = (KB / "models.csv").as_posix()
@@ -201,11 +230,84 @@ def test_html_hidden_elements_go_to_hidden_text() -> None:
     text, found = html_to_text(html)
     assert text.splitlines()[0] == "## Offers"
     assert "Visible line with spaces." in text
-    assert found["hidden_text"] == ["styled away", "attr hidden", "aria hidden", "invisible"]
+    assert found["hidden_text"] == [
+        "styled away", "attr hidden", "aria hidden", "invisible", "a comment"
+    ]
     for hidden in ("styled away", "attr hidden", "aria hidden", "invisible", "comment", "var x"):
         assert hidden not in text
     assert "keep\nlines" in text
     assert found["title"] is None
+
+
+@pytest.mark.parametrize(
+    "element",
+    [
+        '<p style="color:#ffffff">white on nothing</p>',
+        '<p style="color: white; font-weight: bold">white on nothing</p>',
+        '<span style="color:rgb(255, 255, 255)">white on nothing</span>',
+        '<span style="font-size:1px">white on nothing</span>',
+        '<span style="font-size:0.05em">white on nothing</span>',
+        '<div style="position:absolute;left:-9999px">white on nothing</div>',
+        '<div style="text-indent:-10000px">white on nothing</div>',
+        '<div style="opacity:0.01">white on nothing</div>',
+        '<div style="color:transparent">white on nothing</div>',
+        '<div style="clip: rect(0 0 0 0); position:absolute">white on nothing</div>',
+        '<div style="height:0;overflow:hidden">white on nothing</div>',
+        '<font color="#FFFFFF">white on nothing</font>',
+        '<p class="note x-legal">white on nothing</p>',
+        '<p id="fine-print">white on nothing</p>',
+    ],
+)
+def test_html_text_a_reader_cannot_see_is_hidden(element: str) -> None:
+    html = (
+        "<html><head><style>.x-legal { color: #fff } #fine-print{display:none}"
+        ".shown{color:#333}</style></head><body><p>Visible.</p>" + element + "</body></html>"
+    )
+    text, found = html_to_text(html)
+    assert text == "Visible."
+    assert found["hidden_text"] == ["white on nothing"]
+
+
+def test_html_white_text_on_a_dark_background_is_visible() -> None:
+    html = (
+        '<body><div style="background:#222"><p style="color:#fff">Dark banner</p></div>'
+        '<p style="color:#fff;background-color:navy">Navy label</p>'
+        '<p class="shown" style="font-size:12px">Normal</p></body>'
+    )
+    text, found = html_to_text(html)
+    assert text.split("\n\n") == ["Dark banner", "Navy label", "Normal"]
+    assert found["hidden_text"] == []
+
+
+def test_html_nested_headings_rows_and_cells_render_once() -> None:
+    html = (
+        "<body><h2>Outer <h3>inner</h3> tail</h2><table><tr><td>a <table><tr><td>b</td></tr>"
+        "</table></td><td>c</td></tr></table><ul><li>one</li><li>two</li></ul></body>"
+    )
+    text, _ = html_to_text(html)
+    lines = [line for line in text.splitlines() if line]
+    assert lines == ["## Outer inner tail", "a b | c", "- one", "- two"]
+
+
+@pytest.mark.timeout(60)
+def test_deeply_nested_html_fails_fast_with_a_per_source_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.html"
+    depth = 100_000
+    path.write_text("<html><body>" + "<div>" * depth + "x" + "</div>" * depth + "</body></html>")
+    with pytest.raises(LoadError, match="nesting deeper than 5000 levels") as caught:
+        _load(path)
+    assert caught.value.where == path.as_posix()
+    assert "ingest.html_max_depth" in str(caught.value)
+
+
+@pytest.mark.timeout(60)
+def test_nesting_under_the_limit_parses_linearly() -> None:
+    depth = 4000
+    html = "<body>" + "<div><span>" * (depth // 2) + "deep text" + "</span></div>" * (depth // 2)
+    text, _ = html_to_text(html + "<p>after</p></body>")
+    assert text.split() == ["deep", "text", "after"]
+    with pytest.raises(LoadError, match="deeper than 100 levels"):
+        html_to_text(html, max_depth=100)
 
 
 def test_pdf_pages_and_page_starts() -> None:
@@ -330,6 +432,8 @@ PAGE = (
     b"<body><h1>News</h1><p>Firmware 4.0.0 is out.</p></body></html>"
 )
 SLOW_S = 1.0
+DRIP_BYTES = 100
+DRIP_EVERY_S = 0.1
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -367,6 +471,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._send(200, b"x" * 5000, "text/plain")
             case "/big-unsized":
                 self._send(200, b"x" * 5000, "text/plain", length=False)
+            case "/drip":
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.end_headers()
+                try:
+                    for _ in range(DRIP_BYTES):
+                        self.wfile.write(b"x")
+                        self.wfile.flush()
+                        time.sleep(DRIP_EVERY_S)
+                except OSError:
+                    return
             case "/image":
                 self._send(200, b"\x89PNG....", "image/png")
             case _:
@@ -411,8 +526,24 @@ def test_url_http_error_names_url_and_status(server: str) -> None:
 
 def test_url_timeout(server: str) -> None:
     settings = IngestSettings(http_timeout_s=0.2)
-    with pytest.raises(LoadError, match="timed out after 0.2 s"):
+    with pytest.raises(LoadError, match="timed out after 0.2 s") as caught:
         read_source(_url_ref(f"{server}/slow"), settings)
+    assert "ingest.http_deadline_s" in str(caught.value)
+
+
+@pytest.mark.timeout(30)
+def test_url_dripping_body_stops_at_the_overall_deadline(server: str) -> None:
+    settings = IngestSettings(http_timeout_s=5, http_deadline_s=0.5)
+    with pytest.raises(LoadError, match="deadline of 0.5 s") as caught:
+        read_source(_url_ref(f"{server}/drip"), settings)
+    message = str(caught.value)
+    assert "ingest.http_timeout_s" in message and "ingest.http_deadline_s" in message
+    assert caught.value.where == f"{server}/drip"
+
+
+def test_url_deadline_does_not_cut_a_complete_fetch(server: str) -> None:
+    raw = read_source(_url_ref(f"{server}/page"), IngestSettings(http_deadline_s=30))
+    assert raw.data == PAGE
 
 
 @pytest.mark.parametrize("path", ["/big", "/big-unsized"])

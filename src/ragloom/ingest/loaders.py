@@ -8,12 +8,15 @@ Files are read with the libraries themselves: csv, json, BeautifulSoup, pypdf, h
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import glob
 import io
 import json
 import os
 import re
+import socket
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -21,12 +24,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 import httpx
-from bs4 import BeautifulSoup, NavigableString, Tag
 from pydantic import BaseModel
 
 from ragloom.errors import LoadError, RejectedSourceError
 from ragloom.ingest.chunkers import markdown_headings
-from ragloom.ingest.validation import check_integrity
+from ragloom.ingest.html_text import html_to_text
+from ragloom.ingest.validation import check_integrity, decode_text
 from ragloom.settings import IngestSettings
 from ragloom.state import SourceDocument, content_hash
 
@@ -222,6 +225,49 @@ def _http_modified(headers: httpx.Headers) -> str | None:
         return None
 
 
+class _Deadline:
+    """Shuts the sockets of one fetch down when its overall deadline passes, waking any read.
+
+    httpx bounds each read, not the whole exchange: a server that drips a byte now and then never
+    trips the read time-out. The sockets are learned from httpx's trace hook as they connect.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.fired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpx trace hook: remember each socket as it connects."""
+        if not event.endswith("connect_tcp.complete"):
+            return
+        sock = info["return_value"].get_extra_info("socket")
+        with self._lock:
+            self._sockets.append(sock)
+            if self.fired:
+                _shut(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
 def _stream_body(response: httpx.Response, url: str, limit: int) -> bytes:
     """Read at most limit bytes; one more means the body is oversized."""
     declared = response.headers.get("content-length", "")
@@ -235,11 +281,11 @@ def _stream_body(response: httpx.Response, url: str, limit: int) -> bytes:
     return bytes(body)
 
 
-def _fetch(url: str, settings: IngestSettings) -> tuple[httpx.Response, bytes]:
+def _fetch(url: str, settings: IngestSettings, deadline: _Deadline) -> tuple[httpx.Response, bytes]:
     timeout = httpx.Timeout(settings.http_timeout_s)
     with (
         httpx.Client(timeout=timeout, follow_redirects=True, max_redirects=MAX_REDIRECTS) as client,
-        client.stream("GET", url) as response,
+        client.stream("GET", url, extensions={"trace": deadline.trace}) as response,
     ):
         if not response.is_success:
             raise LoadError(
@@ -248,20 +294,46 @@ def _fetch(url: str, settings: IngestSettings) -> tuple[httpx.Response, bytes]:
         return response, _stream_body(response, url, settings.max_bytes)
 
 
-def _read_url(ref: SourceRef, settings: IngestSettings) -> RawSource:
-    url = ref.source_id
-    try:
-        response, data = _fetch(url, settings)
-    except httpx.TimeoutException as exc:
-        raise LoadError(
-            f"timed out after {settings.http_timeout_s:g} s ({type(exc).__name__})",
+def _limits(settings: IngestSettings) -> str:
+    return (
+        f"each read may wait {settings.http_timeout_s:g} s (ingest.http_timeout_s), the whole "
+        f"fetch may take {settings.http_deadline_s:g} s (ingest.http_deadline_s)"
+    )
+
+
+def _past_deadline(url: str, settings: IngestSettings) -> LoadError:
+    return LoadError(
+        f"not received within the deadline of {settings.http_deadline_s:g} s; " + _limits(settings),
+        where=url,
+        hint="raise ingest.http_deadline_s for a slow server, or try again later",
+    )
+
+
+def _http_error(exc: httpx.HTTPError | httpx.InvalidURL, url: str, settings: IngestSettings) -> LoadError:
+    if isinstance(exc, httpx.TimeoutException):
+        return LoadError(
+            f"timed out after {settings.http_timeout_s:g} s without data ({type(exc).__name__}); "
+            + _limits(settings),
             where=url,
             hint="raise ingest.http_timeout_s or try again later",
-        ) from exc
-    except httpx.TooManyRedirects as exc:
-        raise LoadError(f"more than {MAX_REDIRECTS} redirects", where=url) from exc
-    except (httpx.TransportError, httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
-        raise LoadError(f"connection failed: {exc}", where=url) from exc
+        )
+    if isinstance(exc, httpx.TooManyRedirects):
+        return LoadError(f"more than {MAX_REDIRECTS} redirects", where=url)
+    return LoadError(f"connection failed: {exc}", where=url)
+
+
+def _read_url(ref: SourceRef, settings: IngestSettings) -> RawSource:
+    url = ref.source_id
+    deadline = _Deadline(settings.http_deadline_s)
+    try:
+        with deadline:
+            response, data = _fetch(url, settings, deadline)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        if deadline.fired:
+            raise _past_deadline(url, settings) from exc
+        raise _http_error(exc, url, settings) from exc
+    if deadline.fired:  # a body without a length ends cleanly when its socket is shut
+        raise _past_deadline(url, settings)
     suffix = _url_suffix(url, response.headers.get("content-type", ""))
     return RawSource(
         ref=ref,
@@ -296,8 +368,8 @@ def _metadata(raw: RawSource, source_type: str, title: str | None, **extra: Any)
 
 
 def _decode(raw: RawSource) -> str:
-    """UTF-8 text (BOM dropped) with newlines normalised to `\\n`."""
-    text = raw.data.decode("utf-8-sig")
+    """The text (UTF-8, or UTF-16/32 marked by a BOM; BOM dropped) with newlines as `\\n`."""
+    text = decode_text(raw.data)
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -373,120 +445,12 @@ def _parse_csv(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]
     ]
 
 
-_HIDDEN_STYLE = re.compile(
-    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d])|opacity\s*:\s*0(?![.\d])",
-    re.IGNORECASE,
-)
-_DROPPED_TAGS = (
-    "script",
-    "style",
-    "noscript",
-    "template",
-    "head",
-    "svg",
-    "iframe",
-    "object",
-    "canvas",
-)
-_BLOCK_TAGS = (
-    "p",
-    "div",
-    "section",
-    "article",
-    "main",
-    "header",
-    "footer",
-    "nav",
-    "aside",
-    "ul",
-    "ol",
-    "li",
-    "table",
-    "pre",
-    "blockquote",
-    "dl",
-    "dt",
-    "dd",
-    "figure",
-    "figcaption",
-    "form",
-    "fieldset",
-    "address",
-    "details",
-    "summary",
-    "caption",
-    "hr",
-)
-_HEADING_TAG = re.compile(r"^h([1-6])$")
-
-
-def _is_hidden(tag: Tag) -> bool:
-    if tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).lower() == "true":
-        return True
-    return bool(_HIDDEN_STYLE.search(str(tag.get("style", ""))))
-
-
-def _pull_hidden(soup: BeautifulSoup) -> list[str]:
-    """Remove hidden elements from the tree and return their text."""
-    hidden = []
-    for tag in soup.find_all(_is_hidden):
-        if tag.decomposed:
-            continue
-        text = tag.get_text(" ", strip=True)
-        if text:
-            hidden.append(text)
-        tag.decompose()
-    return hidden
-
-
-def _mark_structure(soup: BeautifulSoup) -> None:
-    """Collapse whitespace, render headings as Markdown, put block elements on their own lines."""
-    for node in soup.find_all(string=True):
-        if type(node) is NavigableString and node.find_parent("pre") is None:
-            node.replace_with(re.sub(r"\s+", " ", str(node)))
-    for tag in soup.find_all(_HEADING_TAG):
-        level = int(_HEADING_TAG.match(tag.name).group(1))  # type: ignore[union-attr]
-        title = tag.get_text(" ", strip=True)
-        tag.replace_with(NavigableString(f"\n\n{'#' * level} {title}\n\n"))
-    for tag in soup.find_all("br"):
-        tag.replace_with(NavigableString("\n"))
-    for row in soup.find_all("tr"):
-        cells = [cell.get_text(" ", strip=True) for cell in row.find_all(["td", "th"])]
-        row.replace_with(NavigableString(f"\n{' | '.join(cells)}\n"))
-    for tag in soup.find_all("li"):
-        tag.insert(0, NavigableString("- "))
-    for tag in soup.find_all(_BLOCK_TAGS):
-        tag.insert_before(NavigableString("\n\n" if tag.name == "p" else "\n"))
-        tag.insert_after(NavigableString("\n\n" if tag.name == "p" else "\n"))
-
-
-def _tidy(text: str) -> str:
-    lines = [re.sub(r"[ \t]{2,}", " ", line).strip() for line in text.split("\n")]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-def html_to_text(html: str) -> tuple[str, dict[str, Any]]:
-    """Visible text of an HTML page (headings as Markdown) and its title, lang and hidden text."""
-    soup = BeautifulSoup(html, "html.parser")
-    title = soup.title.get_text(" ", strip=True) if soup.title else None
-    root = soup.find("html")
-    lang = str(root.get("lang")) if isinstance(root, Tag) and root.get("lang") else None
-    for tag in soup.find_all(_DROPPED_TAGS):
-        if not tag.decomposed:
-            tag.decompose()
-    hidden = _pull_hidden(soup)
-    _mark_structure(soup)
-    body = soup.find("body")
-    text = _tidy((body if isinstance(body, Tag) else soup).get_text())
-    return text, {"title": title or None, "lang": lang, "hidden_text": hidden}
-
-
 def _parse_html(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]:
-    text, found = html_to_text(_decode(raw))
+    sid = raw.ref.source_id
+    text, found = html_to_text(_decode(raw), max_depth=settings.html_max_depth, where=sid)
     meta = _metadata(raw, "html", found["title"], lang=found["lang"])
     if found["hidden_text"]:
         meta["hidden_text"] = found["hidden_text"]
-    sid = raw.ref.source_id
     return [SourceDocument(doc_id=sid, source_id=sid, text=text, metadata=meta)]
 
 

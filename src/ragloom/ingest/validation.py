@@ -1,241 +1,419 @@
-"""Validators run before a document reaches the index: byte integrity and prompt-injection signals.
+"""Validators run before a document reaches the index: byte integrity and prompt-injection screening.
 
 `check_integrity` looks at the raw bytes (empty, oversized, binary, undecodable) and rejects.
-`scan_injection` weighs heuristic signals over a parsed document's visible and hidden text: a strong
-signal, or two weak ones, rejects; a single weak one marks the document suspicious. The patterns are
-deliberately narrow (aimed at the model, not at a reader), and each one lives in `PATTERNS`.
+`scan_injection` reads a parsed document's visible text, its hidden text (HTML a reader does not
+see) and whatever encoded runs in either decode to, normalised (`injection_text`), and weighs the
+rule hits of `injection_rules` by where they stand: text addressed to a model with an imperative it
+would obey counts fully; the same words quoted, fenced, described or negated count a third or
+less, and never reach quarantine on their own. A high score quarantines (`rejected`), a middling
+one marks the document `suspicious`; the score, the signals and the evidence behind them travel
+with the verdict. The scan runs under a per-document time budget and rejects a document that
+exhausts it.
 """
 
 from __future__ import annotations
 
 import re
+import time
+from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ragloom.ingest.injection_rules import (
+    DIRECT_LEAD,
+    FRAMING,
+    FRAMING_AFTER,
+    NEGATED_LEAD,
+    RULES,
+    VOCABULARY,
+    Rule,
+)
+from ragloom.ingest.injection_text import Layout, lay_out, payloads
 from ragloom.state import SourceDocument
 
 Status = Literal["clean", "suspicious", "rejected"]
 
-STRONG = 2
-WEAK = 1
-REJECT_SCORE = 2
+QUARANTINE_SCORE = 1.0
+"""A document scoring this much is quarantined: high confidence that it performs an injection."""
+SUSPICIOUS_SCORE = 0.45
+"""From this score up to QUARANTINE_SCORE a document is kept but flagged `suspicious`."""
+MENTION_CAP = 0.9
+MENTION_EXTRA = 0.1
+"""Ceiling for a document whose every hit is quoted, fenced, described or negated."""
+DEFAULT_BUDGET_S = 5.0
+BUDGET_CHARS = 1_000_000
+"""The scan budget is per document, and grows with documents longer than this many characters."""
 _SAMPLE_BYTES = 65536
 _CONTROL_RATIO = 0.1
 _ALLOWED_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
-_BOM = b"\xef\xbb\xbf"
+_BOMS = (  # UTF-32 before UTF-16: the UTF-32-LE mark starts with the UTF-16-LE one
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+)
+CHANNEL_FACTOR = {"visible": 1.0, "hidden": 1.3, "decoded": 1.3}
+"""Hidden HTML text and decoded payloads are there to be read by a machine, not a person."""
+CONTEXT_FACTOR = {"prose": 1.0, "quoted": 0.35, "quote": 0.35, "code": 0.3}
+MOOD_FACTOR = {"direct": 1.0, "described": 0.35, "negated": 0.1}
+FRAMED_FACTOR = 0.4
+OBFUSCATED_FACTOR = 1.25
+SECOND_HIT = 0.3
+"""Share of a family's second-best hit in a paragraph that adds to its best one."""
+ADDRESS_BONUS = 0.4
+"""Added to a paragraph that addresses a model *and* asks it to do something."""
+DIRECTIVES_BONUS = 0.2
+"""Added to a paragraph where two different kinds of directive meet (override and steering…)."""
+OTHER_PARAGRAPHS = 0.3
+OTHER_PARAGRAPH_FLOOR = 0.3
+"""Weaker paragraphs do not add up: a long document collects stray weak hits by chance."""
+OBFUSCATION_WEIGHT = {
+    "unicode_tags": 0.5,
+    "homoglyphs": 0.3,
+    "zero_width_many": 0.5,
+    "zero_width": 0.25,
+    "bidi_controls": 0.15,
+}
+"""Hiding tricks count on their own too; invisible ones report as `invisible_unicode`."""
+_SIGNAL_OF_TRICK = {
+    "unicode_tags": "invisible_unicode",
+    "zero_width": "invisible_unicode",
+    "zero_width_many": "invisible_unicode",
+    "bidi_controls": "invisible_unicode",
+    "homoglyphs": "homoglyphs",
+    "letter_spacing": "letter_spacing",
+    "styled_letters": "styled_letters",
+}
+_DIRECTIVES = frozenset(
+    ("instruction_override", "answer_steering", "secrecy", "role_play", "prompt_leak",
+     "exfiltration", "agent_action", "encoded_instruction", "authority_claim")
+)
+MAX_HITS_PER_RULE = 32
+"""Matches of one rule kept per channel: more of the same add nothing to the score."""
+_WORDS = re.compile(r"[a-z0-9]+")
+_LEAD_CHARS = 60
+_WRAPPED_LINE = 50
+_FRAME_CHARS = 80
+_EVIDENCE = 4
 
 
 class ValidationResult(BaseModel):
-    """A validator's outcome: a status, machine-readable signals and a human sentence."""
+    """A validator's outcome: a status, machine-readable signals, a sentence and the evidence."""
 
     status: Status
     signals: list[str] = Field(default_factory=list)
     reason: str = ""
-
-
-@dataclass(frozen=True)
-class Pattern:
-    """One injection heuristic: the signal it raises, its weight and its regex."""
-
-    signal: str
-    weight: int
-    regex: re.Pattern[str]
-
-
-def _p(signal: str, weight: int, pattern: str) -> Pattern:
-    return Pattern(signal, weight, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
-
-
-_MD_IMAGE = r"!\[[^\]\n]{0,200}\]\(\s*<?https?://[^)\s>]*"
-_MD_LINK = r"\[[^\]\n]{0,200}\]\(\s*<?https?://[^)\s>]*"
-_PLACEHOLDER = r"(?:\{[^}\s]{0,40}\}|\{\{|\$\{|%7B|<[a-z_]{2,30}>|\[[A-Z_]{3,30}\])"
-_OVERRIDE_VERB = (
-    r"\b(?:ignore|disregard|forget|override|skip)\s+(?:(?:all|any|the|your|these|those|of)\s+)*"
-)
-_SECRET_WORDS = (
-    r"(?:conversation|chat|history|messages?|prompt|system_prompt|secret|password|passwd"
-    r"|api[_-]?key|credentials?|session|cookie|memory|context|userdata|user_data|pii)"
-)
-
-PATTERNS: tuple[Pattern, ...] = (
-    _p(
-        "instruction_override",
-        STRONG,
-        _OVERRIDE_VERB + r"(?:(?:previous|prior|above|earlier|preceding|former)\s+"
-        r"(?:instructions?|prompts?|directions|directives|rules|guidelines)|system\s+prompt)\b",
-    ),
-    _p(
-        "instruction_override",
-        WEAK,
-        _OVERRIDE_VERB + r"(?:previous|prior|above|earlier|preceding)\s+(?:context|conversation)\b",
-    ),
-    _p(
-        "instruction_override",
-        STRONG,
-        r"^\s*(?:new|updated|revised)\s+(?:system\s+)?instructions?\s*:",
-    ),
-    _p(
-        "instruction_override",
-        WEAK,
-        r"\byou\s+must\s+now\s+(?:ignore|forget|obey|follow|respond|answer|act|say|reply|output"
-        r"|tell|only|always|never|comply)\b",
-    ),
-    _p("instruction_override", WEAK, r"\b(?:new|updated)\s+instructions?\s*:"),
-    _p(
-        "instruction_override",
-        WEAK,
-        r"\b(?:AI|assistant|chatbot|language model|LLM)s?\s+(?:reading|processing|summari[sz]ing)"
-        r"\s+this\b",
-    ),
-    _p(
-        "role_play",
-        STRONG,
-        r"\byou\s+are\s+now\s+(?:DAN\b|an?\s+(?:unrestricted|unfiltered|jailbroken|evil|uncensored)"
-        r"|in\s+(?:developer|god|DAN|jailbreak)\s+mode|no\s+longer\s+(?:bound|restricted|an?\s+AI))",
-    ),
-    _p("role_play", STRONG, r"\bact\s+as\s+(?:DAN\b|an?\s+(?:unrestricted|unfiltered|jailbroken))"),
-    _p("role_play", STRONG, r"\bdo\s+anything\s+now\b"),
-    _p(
-        "role_play",
-        STRONG,
-        r"\b(?:enable|enter|activate|switch\s+to)\s+(?:developer|DAN|jailbreak|god)\s+mode\b",
-    ),
-    _p("role_play", WEAK, r"\bpretend\s+(?:to\s+be|you\s+are)\b"),
-    _p("role_play", WEAK, r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"),
-    _p(
-        "system_prompt_marker",
-        STRONG,
-        r"<\|im_start\|>|<\|im_end\|>|<\|system\|>|<\|(?:begin|end)_of_text\|>",
-    ),
-    _p("system_prompt_marker", STRONG, r"\[/?INST\]|<<\s*/?SYS\s*>>"),
-    _p("system_prompt_marker", STRONG, r"^\s*#{2,}\s*(?:system|instruction|instructions)\s*:"),
-    _p("system_prompt_marker", WEAK, r"^\s*system\s*:\s*you\s+(?:are|must|will)\b"),
-    _p(
-        "prompt_leak",
-        STRONG,
-        r"\b(?:reveal|print|show|output|repeat|display|leak|dump|tell\s+me)\s+(?:me\s+)?(?:your|the)\s+"
-        r"(?:(?:full|entire|original|hidden|initial|secret)\s+)*"
-        r"(?:system\s+prompt|system\s+message|initial\s+instructions|hidden\s+instructions)\b",
-    ),
-    _p("exfiltration_link", STRONG, _MD_IMAGE + r"\?[^)\s]*" + _PLACEHOLDER),
-    _p("exfiltration_link", STRONG, _MD_LINK + r"\?[^)\s]*(?:\{|\$\{|%7B)\s*" + _SECRET_WORDS),
-    _p("exfiltration_link", STRONG, _MD_IMAGE + r"[?&]" + _SECRET_WORDS + r"\w*="),
-    _p(
-        "exfiltration_link",
-        WEAK,
-        r"\b(?:send|post|forward|upload|transmit|exfiltrate|leak|append)\b[^.\n]{0,60}\b"
-        r"(?:conversation|chat\s+history|chat\s+log|previous\s+messages|system\s+prompt|api\s+keys?"
-        r"|passwords?|credentials|secrets)\b[^.\n]{0,60}\b(?:to|at|into)\s+<?https?://",
-    ),
-)
-
-_TAG_CHARS = re.compile("[\U000e0000-\U000e007f]")
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
-_INVISIBLE = re.compile(
-    "[\u200b-\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
-)
-_MANY_INVISIBLE = 8
+    score: float = 0.0
+    evidence: list[str] = Field(default_factory=list)
 
 
 def _rejected(signal: str, reason: str) -> ValidationResult:
     return ValidationResult(status="rejected", signals=[signal], reason=reason)
 
 
-def _looks_binary(data: bytes) -> bool:
-    sample = data[:_SAMPLE_BYTES]
-    if b"\x00" in sample:
+def _encoding(data: bytes) -> tuple[str, int]:
+    """The encoding a byte order mark announces (UTF-8 without one) and the mark's length."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return encoding, len(bom)
+    return "utf-8", 0
+
+
+def decode_text(data: bytes) -> str:
+    """Decode text bytes: UTF-8, or UTF-16/32 when a byte order mark says so; the mark dropped."""
+    encoding, skip = _encoding(data)
+    return data[skip:].decode(encoding)
+
+
+def _looks_binary(sample: bytes | str) -> bool:
+    codes = sample if isinstance(sample, bytes) else [ord(c) for c in sample]
+    if 0 in codes:
         return True
-    controls = sum(1 for b in sample if (b < 0x20 or b == 0x7F) and b not in _ALLOWED_CONTROLS)
+    controls = sum(1 for b in codes if (b < 0x20 or b == 0x7F) and b not in _ALLOWED_CONTROLS)
     return controls > _CONTROL_RATIO * len(sample)
 
 
 def check_integrity(data: bytes, *, max_bytes: int, binary_ok: bool = False) -> ValidationResult:
-    """Reject empty, oversized, binary or non-UTF-8 bytes; `binary_ok` skips text checks (PDF)."""
+    """Reject empty, oversized, binary or undecodable bytes; `binary_ok` skips text checks (PDF).
+
+    Text is UTF-8, or UTF-16/32 announced by a byte order mark.
+    """
     if len(data) > max_bytes:
         return _rejected("oversized", f"{len(data)} bytes exceeds the limit of {max_bytes} bytes")
-    body = data[len(_BOM) :] if data.startswith(_BOM) else data
-    if not body.strip():
-        return _rejected("empty", "the source is empty or whitespace only")
+    encoding, skip = _encoding(data)
+    body = data[skip:]
     if binary_ok:
+        if not body.strip():
+            return _rejected("empty", "the source is empty or whitespace only")
         return ValidationResult(status="clean", reason="integrity checks passed")
-    if _looks_binary(body):
-        return _rejected("binary", "the source looks binary (NUL or control bytes), not text")
     try:
-        body.decode("utf-8")
+        text = body.decode(encoding)
     except UnicodeDecodeError as exc:
+        if _looks_binary(body[:_SAMPLE_BYTES]):
+            return _rejected("binary", "the source looks binary (NUL or control bytes), not text")
         return _rejected(
-            "undecodable", f"invalid UTF-8 at byte {exc.start}; save the file as UTF-8"
+            "undecodable",
+            f"invalid {encoding.upper()} at byte {exc.start + skip}; save the file as UTF-8",
         )
+    if not text.strip():
+        return _rejected("empty", "the source is empty or whitespace only")
+    if _looks_binary(text[:_SAMPLE_BYTES]):
+        return _rejected("binary", "the source looks binary (NUL or control bytes), not text")
     return ValidationResult(status="clean", reason="integrity checks passed")
 
 
-def _zero_width_mid_word(text: str) -> int:
-    """Count zero-width characters wedged between two ASCII characters (emoji ZWJ is ignored)."""
-    count = 0
-    for match in _ZERO_WIDTH.finditer(text):
-        i = match.start()
-        if not 0 < i < len(text) - 1:
+@dataclass
+class Hit:
+    """One rule match, weighed by where it stands."""
+
+    rule: Rule
+    weight: float
+    where: str
+    mood: str
+    framed: bool
+    excerpt: str
+    key: tuple[str, int, int]
+    span: tuple[int, int]
+
+    @property
+    def mention(self) -> bool:
+        """True when the hit is quoted, fenced, described, negated or introduced as an example."""
+        return self.where != "prose" or self.mood != "direct" or self.framed
+
+    def describe(self) -> str:
+        """Short human form: signal, weight, context and the matched words."""
+        context = ", ".join(
+            [self.where, *([self.mood] if self.rule.imperative else []),
+             *(["framed"] if self.framed else []), self.key[0]]
+        )
+        return f"{self.rule.signal} {self.weight:.2f} [{context}] '{self.excerpt}'"
+
+
+class _OutOfTime(Exception):
+    """The per-document scan budget is spent."""
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _OutOfTime
+    return left
+
+
+def _mood(text: str, paragraph_start: int, start: int) -> str:
+    """direct, described or negated: what stands right before a verb.
+
+    A line break inside a paragraph is a sentence break only after a short line (a title, a
+    label); after a long one it is a wrap, and the words before it lead on to the verb.
+    """
+    begin = max(paragraph_start, start - _LEAD_CHARS)
+    lead = ("\n" if begin == paragraph_start else "") + text[begin:start]
+    line_start = text.rfind("\n", paragraph_start, start)
+    if line_start > paragraph_start and not text[line_start + 1 : start].strip():
+        previous = text[text.rfind("\n", paragraph_start, line_start) + 1 : line_start]
+        if len(previous.strip()) >= _WRAPPED_LINE:
+            lead = lead[: len(lead) - (start - line_start)] + " "
+    if NEGATED_LEAD.search(lead):
+        return "negated"
+    return "direct" if DIRECT_LEAD.search(lead) else "described"
+
+
+def _framed(text: str, paragraph_start: int, paragraph_end: int, start: int, end: int) -> bool:
+    before = text[max(paragraph_start, start - _FRAME_CHARS) : start]
+    after = text[end : min(paragraph_end, end + _FRAME_CHARS)]
+    return bool(FRAMING.search(before) or FRAMING_AFTER.search(after))
+
+
+def _matches(rule: Rule, layout: Layout, words: list[set[str]], deadline: float) -> Iterator[Any]:
+    """Matches of rule in the runs of paragraphs that hold one of its trigger words or marks."""
+    text = layout.text
+    runs: list[list[int]] = []
+    for number, paragraph in enumerate(layout.paragraphs):
+        if not rule.may_match(words[number], text, paragraph.start, paragraph.end):
             continue
-        between_ascii = text[i - 1].isascii() and text[i + 1].isascii()
-        if between_ascii or _ZERO_WIDTH.match(text[i + 1]):
-            count += 1
-    return count
+        if runs and runs[-1][1] == number - 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    for first, last in runs:
+        start, end = layout.paragraphs[first].start, layout.paragraphs[last].end
+        yield from rule.pattern.finditer(text, start, end, timeout=_remaining(deadline))
 
 
-def _unicode_weight(text: str) -> int:
-    """Weight of invisible-Unicode tricks: tag characters or many invisibles are strong."""
-    tags = len(_TAG_CHARS.findall(text))
-    suspicious = _zero_width_mid_word(text) + len(_BIDI.findall(text))
-    if tags or suspicious >= _MANY_INVISIBLE:
-        return STRONG
-    return WEAK if suspicious else 0
-
-
-def _pattern_signals(text: str) -> dict[str, int]:
-    """Signal name → highest weight among the patterns that match text."""
-    found: dict[str, int] = {}
-    for pattern in PATTERNS:
-        if pattern.regex.search(text):
-            found[pattern.signal] = max(found.get(pattern.signal, 0), pattern.weight)
+def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit]:
+    text = layout.text
+    words = [set(_WORDS.findall(text, p.start, p.end)) for p in layout.paragraphs]
+    found: list[Hit] = []
+    for rule in RULES:
+        for count, match in enumerate(_matches(rule, layout, words, deadline)):
+            if count >= MAX_HITS_PER_RULE:
+                break
+            start = match.start() + len(match.group()) - len(match.group().lstrip())
+            number = layout.paragraph_at(start)
+            paragraph = layout.paragraphs[number]
+            where = paragraph.context
+            if where == "prose" and layout.quoted(start, match.end()):
+                where = "quoted"
+            mood = _mood(text, paragraph.start, start) if rule.imperative else "direct"
+            framed = _framed(text, paragraph.start, paragraph.end, start, match.end())
+            factor = CHANNEL_FACTOR[channel] * CONTEXT_FACTOR[where] * MOOD_FACTOR[mood]
+            if framed:
+                factor *= FRAMED_FACTOR
+            if paragraph.obfuscation - {"styled_letters"}:
+                factor *= OBFUSCATED_FACTOR
+            excerpt = " ".join(match.group().split())[:80]
+            found.append(Hit(rule, rule.weight * factor, where, mood, framed, excerpt,
+                             (channel, index, number), (start, match.end())))
     return found
 
 
-def _hidden_text(doc: SourceDocument) -> str:
-    hidden = doc.metadata.get("hidden_text") or ""
-    return "\n".join(hidden) if isinstance(hidden, list) else str(hidden)
+def _strongest_per_span(hits: list[Hit]) -> list[Hit]:
+    """One hit per family and overlapping span: the heaviest (several rules may match one phrase)."""
+    by_family: dict[tuple[str, tuple[str, int, int]], list[Hit]] = defaultdict(list)
+    for hit in hits:
+        by_family[(hit.rule.signal, hit.key)].append(hit)
+    kept: list[Hit] = []
+    for group in by_family.values():
+        group.sort(key=lambda h: h.span)
+        cluster: list[Hit] = []
+        end = -1
+        for hit in group:
+            if cluster and hit.span[0] >= end:
+                kept.append(max(cluster, key=lambda h: h.weight))
+                cluster = []
+            cluster.append(hit)
+            end = max(end, hit.span[1]) if len(cluster) > 1 else hit.span[1]
+        if cluster:
+            kept.append(max(cluster, key=lambda h: h.weight))
+    return kept
 
 
-def _verdict(found: dict[str, int]) -> ValidationResult:
-    signals = sorted(found)
-    score = sum(found.values())
-    if score >= REJECT_SCORE:
-        return ValidationResult(
-            status="rejected",
-            signals=signals,
-            reason=f"likely prompt injection ({', '.join(signals)})",
+def _paragraph_score(hits: list[Hit], addressed: float) -> tuple[float, float]:
+    """(score, directive part) of one paragraph: families add up, the best hit of a family counts
+    fully and the second in part; asking something of a model that was addressed adds a bonus."""
+    by_family: dict[str, list[float]] = defaultdict(list)
+    for hit in hits:
+        by_family[hit.rule.signal].append(hit.weight)
+    total = directive = 0.0
+    for family, weights in by_family.items():
+        weights.sort(reverse=True)
+        value = weights[0] + (SECOND_HIT * weights[1] if len(weights) > 1 else 0.0)
+        total += value
+        if family in _DIRECTIVES:
+            directive += value
+    if addressed and directive:
+        total += ADDRESS_BONUS * addressed
+        directive += ADDRESS_BONUS * addressed
+    if len(_DIRECTIVES & by_family.keys()) >= 2:
+        total += DIRECTIVES_BONUS
+        directive += DIRECTIVES_BONUS
+    return total, directive
+
+
+def _address(hits: list[Hit]) -> float:
+    """How plainly a paragraph speaks to a model: its best address or chat-marker hit, relative."""
+    return max(
+        (h.weight / h.rule.weight for h in hits
+         if h.rule.signal in ("addressed_to_model", "system_prompt_marker")),
+        default=0.0,
+    )
+
+
+def _document_score(hits: list[Hit]) -> float:
+    """The best paragraph, plus part of the directives in the next three."""
+    groups: dict[tuple[str, int, int], list[Hit]] = defaultdict(list)
+    for hit in hits:
+        groups[hit.key].append(hit)
+    scores = []
+    for (channel, index, number), group in groups.items():
+        previous = groups.get((channel, index, number - 1), [])
+        addressed = max(_address(group), _address(
+            [h for h in previous if h.rule.signal == "system_prompt_marker"]))
+        scores.append(_paragraph_score(group, addressed))
+    if not scores:
+        return 0.0
+    scores.sort(reverse=True)
+    others = [directive for _, directive in scores[1:] if directive >= OTHER_PARAGRAPH_FLOOR]
+    return scores[0][0] + OTHER_PARAGRAPHS * sum(sorted(others, reverse=True)[:3])
+
+
+def _channels(doc: SourceDocument) -> list[tuple[str, str]]:
+    """(channel, text) pairs: the visible text, each hidden passage, each decoded payload."""
+    hidden = doc.metadata.get("hidden_text") or []
+    texts = [("visible", doc.text)]
+    texts += [("hidden", str(h)) for h in (hidden if isinstance(hidden, list) else [hidden])]
+    decoded = [("decoded", text) for _, raw in texts for _, text in payloads(raw)]
+    return texts + decoded
+
+
+def _tricks(layouts: list[tuple[str, Layout]]) -> set[str]:
+    tricks: set[str] = set()
+    for _, layout in layouts:
+        for paragraph in layout.paragraphs:
+            tricks |= paragraph.obfuscation
+    return tricks
+
+
+def _verdict(score: float, signals: list[str], evidence: list[str]) -> ValidationResult:
+    shown = ", ".join(signals)
+    if score >= QUARANTINE_SCORE:
+        return ValidationResult(status="rejected", signals=signals, score=round(score, 3),
+                                evidence=evidence,
+                                reason=f"likely prompt injection (score {score:.2f}): {shown}")
+    if score >= SUSPICIOUS_SCORE:
+        return ValidationResult(status="suspicious", signals=signals, score=round(score, 3),
+                                evidence=evidence,
+                                reason=f"possible prompt injection (score {score:.2f}): {shown}")
+    return ValidationResult(status="clean", signals=signals, score=round(score, 3),
+                            evidence=evidence, reason="no injection signals above threshold")
+
+
+def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
+    layouts = []
+    for channel, text in _channels(doc):
+        _remaining(deadline)
+        layouts.append((channel, lay_out(text, VOCABULARY)))
+    hits: list[Hit] = []
+    for index, (channel, layout) in enumerate(layouts):
+        _remaining(deadline)
+        hits.extend(_hits(layout, channel, index, deadline))
+    hits = _strongest_per_span([h for h in hits if h.weight >= 0.05])
+    score = _document_score(hits)
+    directives = [h for h in hits if h.weight >= 0.1 and h.rule.signal in _DIRECTIVES]
+    if not directives:
+        score = min(score, MENTION_CAP)
+    elif all(h.mention for h in directives):  # cited attacks do not add up
+        score = min(score, MENTION_CAP, max(h.weight for h in hits) + MENTION_EXTRA)
+    tricks = _tricks(layouts)
+    score += sum(OBFUSCATION_WEIGHT.get(trick, 0.0) for trick in tricks)
+    signals = {h.rule.signal for h in hits if h.weight >= 0.1}
+    signals |= {_SIGNAL_OF_TRICK[t] for t in tricks}
+    if any(h.key[0] == "hidden" and h.weight >= 0.1 for h in hits):
+        signals.add("hidden_text")
+    if any(h.key[0] == "decoded" and h.weight >= 0.1 for h in hits):
+        signals.add("encoded_payload")
+    evidence = [h.describe() for h in sorted(hits, key=lambda h: -h.weight)[:_EVIDENCE]]
+    evidence += [f"obfuscation: {t}" for t in sorted(tricks)]
+    return _verdict(score, sorted(signals), evidence)
+
+
+def scan_injection(doc: SourceDocument, *, budget_s: float = DEFAULT_BUDGET_S) -> ValidationResult:
+    """Score prompt-injection signals in a document's visible, hidden and encoded text.
+
+    The scan may take budget_s seconds, and as much again per million characters beyond the first.
+    """
+    size = len(doc.text) + sum(len(str(h)) for h in doc.metadata.get("hidden_text") or [])
+    allowed = budget_s * max(1.0, size / BUDGET_CHARS)
+    try:
+        return _scan(doc, time.monotonic() + allowed)
+    except (_OutOfTime, TimeoutError):
+        return _rejected(
+            "scan_timeout",
+            f"the injection scan did not finish within its budget of {allowed:.3g} s "
+            f"(ingest.scan_budget_s = {budget_s:g} s per {BUDGET_CHARS:,} characters); a document "
+            "this slow to scan is held back for review",
         )
-    if score:
-        return ValidationResult(
-            status="suspicious",
-            signals=signals,
-            reason=f"possible prompt injection ({', '.join(signals)})",
-        )
-    return ValidationResult(status="clean", reason="no injection signals")
-
-
-def scan_injection(doc: SourceDocument) -> ValidationResult:
-    """Score prompt-injection signals in a document's text and hidden text."""
-    text = doc.text
-    hidden = _hidden_text(doc)
-    found = _pattern_signals(_INVISIBLE.sub("", text))
-    unicode_weight = max(_unicode_weight(text), _unicode_weight(hidden))
-    if unicode_weight:
-        found["invisible_unicode"] = unicode_weight
-    hidden_found = _pattern_signals(_INVISIBLE.sub("", hidden)) if hidden else {}
-    if hidden_found:
-        found.update({k: max(v, found.get(k, 0)) for k, v in hidden_found.items()})
-        found["hidden_text"] = STRONG
-    return _verdict(found)

@@ -22,7 +22,7 @@ from typing_extensions import TypedDict
 from ragloom.errors import EmbeddingProfileMismatchError, LoadError, RejectedSourceError
 from ragloom.ingest.chunkers import Chunker, chunker_fingerprint
 from ragloom.ingest.loaders import SourceRef, expand_sources, parse_source, read_source, spec_origin
-from ragloom.ingest.validation import scan_injection
+from ragloom.ingest.validation import ValidationResult, scan_injection
 from ragloom.nodes.trace import StageClock
 from ragloom.providers.embeddings import Embedder
 from ragloom.settings import RagSettings
@@ -39,6 +39,10 @@ MAX_BATCHES = 1000
 """Upper bound on load→record loops per run; batches grow to fit, keeping the recursion limit fixed."""
 
 NODES_PER_BATCH = 6
+EVIDENCE_CHARS = 500
+"""Longest evidence string kept in chunk metadata and quarantine reasons."""
+TRACED_VERDICTS = 20
+"""Suspicious or rejected documents named in the validate trace per batch."""
 
 
 def ingest_recursion_limit() -> int:
@@ -243,42 +247,67 @@ def load(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
             "stage_ms": {"load": step.elapsed_ms()}, "trace": step.trace()}
 
 
-def _flag(doc: SourceDocument, signals: list[str]) -> SourceDocument:
-    metadata = {**doc.metadata, "suspicious": True, "injection_signals": ",".join(signals)}
+def _flag(doc: SourceDocument, verdict: ValidationResult) -> SourceDocument:
+    """Mark a suspicious document: every chunk of it carries the flag, the signals and the why."""
+    metadata = {
+        **doc.metadata,
+        "suspicious": True,
+        "injection_signals": ",".join(verdict.signals),
+        "injection_score": verdict.score,
+        "injection_evidence": " | ".join(verdict.evidence)[:EVIDENCE_CHARS],
+    }
     return doc.model_copy(update={"metadata": metadata})
 
 
+def _quarantine_reason(verdict: ValidationResult) -> str:
+    reason = verdict.reason
+    if verdict.status == "suspicious":
+        reason += " (quarantined because ingest.quarantine_suspicious is on)"
+    if verdict.evidence:
+        reason += "; evidence: " + "; ".join(verdict.evidence)
+    return reason[:EVIDENCE_CHARS]
+
+
 def validate(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
-    """Scan every document for prompt injection; quarantine rejected ones, flag suspicious ones."""
+    """Scan every document for prompt injection; quarantine rejected ones, flag suspicious ones.
+
+    With `ingest.quarantine_suspicious` on, suspicious documents are quarantined too.
+    """
     with StageClock("validate") as step:
+        settings = deps.settings.ingest
         counts = {"clean": 0, "suspicious": 0, "rejected": 0}
+        held: list[str] = []
         batch: list[WorkItem] = []
         for item in state.get("batch", []):
             kept: list[SourceDocument] = []
             result = item.result.model_copy()
             for doc in item.documents:
-                verdict = scan_injection(doc)
+                verdict = scan_injection(doc, budget_s=settings.scan_budget_s)
                 counts[verdict.status] += 1
-                if verdict.status == "rejected":
-                    err = RejectedSourceError(verdict.reason, where=doc.doc_id,
-                                              signals=verdict.signals,
+                if verdict.status != "clean":
+                    result.signals = sorted(set(result.signals) | set(verdict.signals))
+                    held.append(f"{doc.doc_id}: {verdict.status} {verdict.score:.2f}")
+                if verdict.status == "rejected" or (
+                    verdict.status == "suspicious" and settings.quarantine_suspicious
+                ):
+                    reason = _quarantine_reason(verdict)
+                    err = RejectedSourceError(reason, where=doc.doc_id, signals=verdict.signals,
                                               content_hash=doc.content_hash)
                     _quarantine(deps, item.ref, doc.doc_id, err, excerpt=doc.text)
                     result.quarantined_documents += 1
-                    result.signals = sorted(set(result.signals) | set(verdict.signals))
                     result.errors.append(f"{doc.doc_id}: quarantined: {verdict.reason}")
                     continue
                 if verdict.status == "suspicious":
-                    doc = _flag(doc, verdict.signals)
+                    doc = _flag(doc, verdict)
                     result.suspicious_documents += 1
-                    result.signals = sorted(set(result.signals) | set(verdict.signals))
                 kept.append(doc)
             quarantined = item.quarantined or (bool(item.documents) and not kept)
             if quarantined and not item.quarantined:
                 result.status = "quarantined"
             batch.append(item.model_copy(update={"documents": kept, "quarantined": quarantined,
                                                  "result": result}))
-        step.detail.update(counts)
+        step.detail.update(counts, quarantine_suspicious=settings.quarantine_suspicious,
+                           held=held[:TRACED_VERDICTS])
     return {"batch": batch, "stage_ms": {"validate": step.elapsed_ms()}, "trace": step.trace()}
 
 

@@ -1,0 +1,498 @@
+"""The injection rules: what text addressed to a model and asking it to misbehave looks like.
+
+Each `Rule` names a signal family, a weight in [0, 1.2] and a pattern over *folded* text (lower
+case, accents stripped, homoglyphs folded: see `injection_text.fold`), in English, French and
+German. `imperative` rules count fully only when the verb is said to the reader (sentence start,
+"please", "you must", a vocative comma); described ("the model may ignore…"), negated ("never
+reveal…") or infinitive ("asks the model to ignore…") uses count a third or less. The scan
+(`validation.scan_injection`) adds the families found in one paragraph and weighs them by where
+they stand (quoted, fenced, hidden, decoded). Every pattern is linear-time: bounded repeats only,
+and no unbounded quantifier inside another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern of one signal family, and the words without which it cannot match."""
+
+    signal: str
+    weight: float
+    pattern: regex.Pattern[str]
+    imperative: bool = False
+    triggers: frozenset[str] = frozenset()
+    marks: tuple[str, ...] = ()
+
+    def may_match(self, words: set[str], text: str, start: int, end: int) -> bool:
+        """False when none of the rule's trigger words, nor a mark in text[start:end], occurs."""
+        return not self.triggers.isdisjoint(words) or any(
+            text.find(mark, start, end) >= 0 for mark in self.marks
+        )
+
+
+_TRIGGERS = {
+    "instruction_override": (
+        "ignore ignoring disregard disregarding forget forgetting override overrule bypass skip "
+        "discard drop abandon aside throw attention follow following obey obeying adhere adhering "
+        "comply complying regardless matter irrespective ignorer ignorez oublie oublier oubliez "
+        "compte abstraction outre outrepasse outrepasser outrepassez contourne contourner "
+        "contournez suivez suis respectez respecte ignoriere ignorieren ignoriert ignorierst "
+        "ignorier vergiss vergessen vergesst missachte missachten missachtet ubergehe ubergehen "
+        "uberspringe uberspringen verwirf verwerfen halte halten befolge"
+    ),
+    "addressed_to_model": (
+        "ai assistant assistants chatbot chatbots chat bot bots model models llm llms chatgpt gpt "
+        "claude gemini copilot agent agents summarizer summariser summarizers summarisers crawler "
+        "crawlers automated intelligence language ia modele robot ki assistent assistenten "
+        "sprachmodell sprachmodelle summarize summarizing summarise summarising summary"
+    ),
+    "answer_steering": (
+        "tell inform remind warn advise convince assure persuade urge respond reply answer answers "
+        "say state claim assert mention add responses replies summary summaries output outputs "
+        "always never only describe present portray depict frame rank leave omit hide suppress "
+        "exclude instead stop when answering responding asked asks repondez reponds repondre "
+        "indiquez dites indiquer dire signalez affirmez precisez presentez recommandez decrivez "
+        "antworte antworten sage sag sagen empfiehl empfehle empfehlen fassen"
+    ),
+    "secrecy": (
+        "not don never without avoid refrain explain keep treat confirmed sans ne ohne erwahne"
+    ),
+    "role_play": (
+        "you dan pretend play act role character refuse refuses anything free longer abide obey "
+        "immerse mode yourself game unrestricted unfiltered uncensored jailbroken jailbreak "
+        "developer god maintenance admin debug sudo vous du sans ohne"
+    ),
+    "system_prompt_marker": "system instruction instructions human user inst sys",
+    "authority_claim": (
+        "override admin administrator developer operator root security priority new updated "
+        "revised important urgent additional secret real actual true nouvelle nouvelles neue "
+        "safety content your assistant assistants safeguards guardrails above previous prior "
+        "preceding earlier comes"
+    ),
+    "prompt_leak": (
+        "reveal print show output repeat display leak dump disclose share recite write spell give "
+        "provide return echo type starting revelez revele affichez affiche donnez montrez repetez "
+        "ecrivez gib zeige zeig"
+    ),
+    "exfiltration": (
+        "send forward post upload transmit exfiltrate leak email mail copy submit replace "
+        "replacing substitute substituting fill filling filled insert inserting append appending "
+        "include including envoyer envoyez passwort kennwort zugangsdaten verlauf"
+    ),
+    "agent_action": (
+        "use call invoke run execute trigger enter ask collect delete remove erase wipe cancel "
+        "behalf disable curl download"
+    ),
+    "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
+}
+_MARKS = {
+    "system_prompt_marker": ("<|", "<<", "_of_turn>"),
+    "exfiltration": ("](",),
+}
+
+
+def _r(signal: str, weight: float, pattern: str, *, imperative: bool = False) -> Rule:
+    return Rule(signal, weight, regex.compile(pattern, regex.MULTILINE), imperative,
+                frozenset(_TRIGGERS[signal].split()), _MARKS.get(signal, ()))
+
+
+# --- shared vocabulary ------------------------------------------------------------------------
+
+_OVERRIDE_EN = (
+    r"(?:ignore|ignoring|disregard|disregarding|forget|forgetting|override|overrule|bypass|skip|"
+    r"discard|drop|abandon|set\s+aside|put\s+aside|throw\s+out|pay\s+no\s+attention\s+to|"
+    r"(?:do\s+not|don't|stop|no\s+longer)\s+(?:follow(?:ing)?|obey(?:ing)?|adher(?:e|ing)\s+to|"
+    r"comply(?:ing)?\s+with))"
+)
+_TARGET_EN = (
+    r"(?:instructions?|prompts?|directions|directives|rules|guidelines|guidance|polic(?:y|ies)|"
+    r"restrictions|constraints|guardrails|filters|programming|training|orders|commands|"
+    r"safeguards|limitations|system\s+message)"
+)
+_EARLIER_EN = r"(?:previous|prior|above|earlier|preceding|former|original|initial|old|existing)"
+_QUALIFIER_EN = (
+    r"(?:(?:usual|normal|standard|default|built-in|safety|content|system|developer|operator|"
+    r"current|other|ethical|core|\w+'s)\s+){0,2}"
+)
+_SCOPE_EN = (
+    r"(?!\s+(?:in|on|for|from|of|printed|about|regarding|concerning|at|under|if|when|unless|"
+    r"because|since|once|after|before|until|while|where|shipped|that\s+came|which\s+came)\b"
+    r"(?!\s+(?:this\s+(?:conversation|chat|session|prompt)|your\b|the\s+(?:system|developers?|"
+    r"operator|conversation|chat)\b)))"
+)
+"""Not followed by a scope that says a reader is meant ("… in the 1.x manual", "… on page 4")."""
+_AI = (
+    r"(?:ai|a\.i\.|artificial\s+intelligence|(?:ai\s+)?assistants?|chat\s?bots?|bots?|"
+    r"(?:large\s+)?language\s+models?|llms?|(?:ai\s+|screening\s+|automated\s+\w+\s+)?models?|"
+    r"chatgpt|gpt|claude|gemini|copilot|(?:ai\s+|coding\s+)?agents?|summari[sz]ers?|"
+    r"(?:ai\s+)?crawlers?|automated\s+(?:screening|review|reviewer|system|assistant|tool)s?)"
+)
+_AUDIENCE = (
+    r"(?:the\s+)?(?:user|users|reader|readers|customer|customers|shopper|visitor|person|human|"
+    r"them|him|her|everyone|anyone)"
+)
+_SECRET_OBJECT = (
+    r"(?:conversation|chat\s+(?:history|log)|previous\s+messages|(?:recent|last|previous)\s+"
+    r"(?:\w+\s+){0,2}e-?mails|system\s+prompt|api\s+keys?|passwords?|credentials|secrets?|"
+    r"private\s+keys?|tokens?|contents\s+of\s+\S+|id_rsa|~/\.ssh|\.aws|cookies|"
+    r"(?:the\s+)?user'?s\s+(?:\w+\s+)?(?:data|e-?mails?|address|messages|files|password|details))"
+)
+_DESTINATION = r"(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+_LINK_QUERY = r"!?\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^\s)>]{0,300}?[?&]"
+"""A Markdown link or image up to the start of a query parameter."""
+_SENSITIVE = (
+    r"(?:conversation|chat|history|messages?|summary|session|token|password|passwd|secret|"
+    r"api[_-]?key|credentials?|cookie|memory|context|prompt|question|query|input|e-?mail|address|"
+    r"phone|pii)"
+)
+
+_OVERRIDE_FR = (
+    r"(?:ignore[rz]?|oublie[rz]?|ne\s+(?:tenez|tiens)\s+(?:plus\s+|pas\s+)compte\s+d(?:e|u|es|')\s*|"
+    r"(?:faites|fais)\s+abstraction\s+d(?:e|u|es|')\s*|passe[rz]?\s+outre|outrepasse[rz]?|"
+    r"contourne[rz]?|ne\s+(?:suivez|suis|respectez|respecte)\s+plus)"
+)
+_TARGET_FR = (
+    r"(?:instructions?|consignes?|regles?|directives?|prompts?(?:\s+systeme)?|restrictions?|"
+    r"contraintes?|limites|garde-fous|politiques?)"
+)
+_OVERRIDE_DE = (
+    r"(?:ignorier(?:e|en|t|st)?|vergiss|vergessen\s+sie|vergesst|missachte[nt]?|ubergeh(?:e|en)|"
+    r"uberspring(?:e|en)|verwirf|verwerfen\s+sie|halte\s+dich\s+nicht\s+(?:mehr\s+)?an|"
+    r"halten\s+sie\s+sich\s+nicht\s+(?:mehr\s+)?an|befolge\s+(?:nicht|keine))"
+)
+_TARGET_DE = (
+    r"(?:anweisungen|anweisung|instruktionen|regeln|richtlinien|vorgaben|befehle|systemprompt|"
+    r"system-prompt|systemanweisungen|einschrankungen|beschrankungen|sicherheitsrichtlinien)"
+)
+_YOURS_DE = r"(?:deine[nrs]?|ihre[nrs]?|eure[nrs]?|alle|samtliche|jegliche)"
+_EARLIER_DE = r"(?:vorherigen?|vorigen?|bisherigen?|obigen?|fruheren?|ursprunglichen?|alten)"
+
+RULES: tuple[Rule, ...] = (
+    # -- instruction override ---------------------------------------------------------------
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_EN}\s+(?:all\s+(?:of\s+)?)?your\s+{_QUALIFIER_EN}(?:{_EARLIER_EN}\s+)?"
+       rf"{_QUALIFIER_EN}{_TARGET_EN}\b", imperative=True),
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_EN}\s+(?:all|any|every)\s+(?:of\s+)?(?:the\s+)?(?:{_EARLIER_EN}\s+)?"
+       rf"{_QUALIFIER_EN}(?:{_EARLIER_EN}\s+)?{_QUALIFIER_EN}{_TARGET_EN}\b{_SCOPE_EN}",
+       imperative=True),
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_EN}\s+(?:the\s+|any\s+|all\s+)?(?:\w+\s+)?{_TARGET_EN}\s+(?:that\s+|which\s+)?"
+       r"(?:you\s+(?:were|have\s+been|got)\s+(?:given|told)|given\s+to\s+you|you\s+(?:received|got)|"
+       r"above\b)", imperative=True),
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_EN}\s+(?:all|everything)(?:\s+(?:that\s+)?(?:you\s+(?:were|have\s+been)\s+"
+       r"(?:told|given|instructed)|(?:was\s+)?(?:said|written|stated)\s+(?:before|above|earlier)|"
+       r"above|before\s+this|previously)\b|\s+(?:of\s+)?the\s+above\b)", imperative=True),
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_EN}\s+(?:the\s+|your\s+|its\s+)?(?:system\s+prompt|content\s+polic(?:y|ies)|"
+       r"safety\s+(?:guidelines|rules|training|policy|policies|filters|protocols))\b", imperative=True),
+    _r("instruction_override", 1.0,
+       rf"\b{_OVERRIDE_EN}\s+(?:the\s+|these\s+|those\s+)?{_EARLIER_EN}\s+{_TARGET_EN}\b{_SCOPE_EN}",
+       imperative=True),
+    _r("instruction_override", 0.6,
+       rf"\b{_OVERRIDE_EN}\s+(?:the\s+)?above\s+and\b", imperative=True),
+    _r("instruction_override", 0.5,
+       rf"\b{_OVERRIDE_EN}\s+(?:the\s+)?(?:user'?s?\s+|original\s+|actual\s+)(?:question|request|"
+       r"query|task)|\b(?:ignore|disregard)\s+the\s+question\s+you\s+(?:were|have\s+been)\s+asked",
+       imperative=True),
+    _r("instruction_override", 0.2, rf"\b{_OVERRIDE_EN}\s+(?:\w+\s+){{0,3}}?{_TARGET_EN}\b",
+       imperative=True),
+    _r("instruction_override", 0.8,
+       r"\b(?:regardless\s+of|no\s+matter|irrespective\s+of)\s+(?:the\s+|any\s+|what\s+)?(?:content|text|"
+       r"document|instructions|information|facts|evidence|reviews?|data)\s+(?:above|below|says|states|"
+       r"provided|in\s+this)\b"),
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_FR}\s*(?:(?:toutes|tous|les|l'|la|le|vos|votre|tes|ton|ta|ces|des|de|du)\s*)"
+       rf"{{0,3}}(?:(?:anciennes|precedentes|autres)\s+)?{_TARGET_FR}\s+(?:precedentes?|anterieures?|"
+       r"ci-dessus|initiales?|habituelles?|d'origine|systeme|de\s+securite)\b"
+       r"(?!\s+(?:de\s+(?:la|l'|le)?\s*(?:version|manuel|notice|guide|page|etape|edition)|"
+       r"du\s+(?:manuel|guide|mode|modele)|de\s+\d|pour\s+(?:le|la|l'|les)|dans\s+(?:le|la)|"
+       r"sur\s+(?:la|le)))", imperative=True),
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_FR}\s*(?:toutes\s+)?(?:vos|votre|tes|ton|ta)\s+(?:\w+\s+)?{_TARGET_FR}\b",
+       imperative=True),
+    _r("instruction_override", 1.0,
+       rf"\b{_OVERRIDE_FR}\s*tout\s+ce\s+qui\s+precede", imperative=True),
+    _r("instruction_override", 0.2, rf"\b{_OVERRIDE_FR}\s*(?:\S+\s+){{0,3}}?{_TARGET_FR}\b",
+       imperative=True),
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_DE}\s+(?:(?:sie|bitte|du)\s+)?(?:(?:die|der|den|das)\s+)?{_YOURS_DE}\s+"
+       rf"(?:(?:die|der|den)\s+)?(?:{_EARLIER_DE}\s+)?(?:\w+\s+)?{_TARGET_DE}\b", imperative=True),
+    _r("instruction_override", 1.0,
+       rf"\b{_OVERRIDE_DE}\s+(?:(?:sie|bitte|du)\s+)?(?:die|der|den)\s+{_EARLIER_DE}\s+{_TARGET_DE}\b"
+       r"(?!\s+(?:fur|zur|zum|aus|der\s+version|von\s+\d|im|in|bei))", imperative=True),
+    _r("instruction_override", 0.2, rf"\b{_OVERRIDE_DE}\s+(?:\S+\s+){{0,3}}?{_TARGET_DE}\b",
+       imperative=True),
+    # -- addressed to a model ---------------------------------------------------------------
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:note|message|instructions?|memo|notice|reminder|request|directive|p\.?\s?s\.?)\s+"
+       rf"(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?(?:\w+\s+){{0,2}}?{_AI}\b"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:dear|hey|hi|hello|attention|attn|psst|calling)\s+(?:all\s+|any\s+)?(?:\w+\s+)?{_AI}\b"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:if|when|whenever)\s+you\s+(?:are|'re)\s+(?:an?\s+)?(?:\w+\s+)?{_AI}\b"),
+    _r("addressed_to_model", 0.35,
+       rf"\b{_AI}'?\s+(?:that\s+(?:is|are)\s+)?(?:reading|processing|summari[sz]ing|analy[sz]ing|"
+       r"parsing|crawling|indexing|scanning|viewing|handling|helping\s+with|working\s+(?:on|in)|"
+       r"answering\s+questions\s+about)\s+(?:this|these|the\s+(?:above|following|present|current)|"
+       r"my|our)\b"),
+    _r("addressed_to_model", 0.35,
+       r"(?:^[ \t]*|(?<=[.!?]\s))(?:the\s+|dear\s+)?(?:ai|assistant|ai\s+assistant|ai\s+agent|language\s+model|"
+       r"llm|chatbot|model|gpt|chatgpt|claude)\s*[,:]\s"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:note|message|consigne|remarque)\s+(?:a|pour)\s+l'?(?:intention|attention)\s+(?:de|du|des)"
+       r"\s+(?:l'|la\s+|le\s+|les\s+)?\s*(?:assistant|ia|intelligence\s+artificielle|modele|agent|robot)"),
+    _r("addressed_to_model", 0.35,
+       r"\bsi\s+vous\s+etes\s+(?:un|une)\s+(?:\w+\s+)?(?:modele|assistant|ia|agent|robot|intelligence)"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:cher|chere)\s+(?:assistant|ia|modele)"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:hinweis|nachricht|anweisung|notiz)\s+(?:fur|an)\s*(?:die\s+|den\s+|das\s+|alle\s+)?"
+       r"(?:ki|ki-assistent(?:en)?|assistenten|sprachmodell|sprachmodelle|chatbot|ki-modell)\b"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:liebe|lieber|hallo)\s+(?:ki|assistent|sprachmodell|chatbot|ki-assistent)\b|"
+       r"(?:^[ \t]*|(?<=[.!?]\s))(?:ki|sprachmodell|assistent)\s*[,:]\s|"
+       r"\b(?:wenn|falls)\s+du\s+(?:eine|ein)\s+(?:ki|sprachmodell|assistent)"),
+    # -- steering the answer ----------------------------------------------------------------
+    _r("answer_steering", 0.35,
+       rf"\b(?:tell|inform|remind|warn|advise|convince|assure|persuade|urge)\s+{_AUDIENCE}\b",
+       imperative=True),
+    _r("answer_steering", 0.35,
+       r"\b(?:respond|reply|answer)\s+(?:to\s+(?:every|all|each|any)\s+\w+\s+)?(?:only\s+)?"
+       r"(?:with|that|by\s+saying)\b|"
+       r"\b(?:answer|respond\s+to|reply\s+to)\s+(?:every|each|all|any)\s+(?:\w+\s+)?(?:questions?|"
+       r"requests?)\s+with\b|\b(?:respond|reply|answer|write|speak)\s+only\s+in\s+\w+",
+       imperative=True),
+    _r("answer_steering", 0.3,
+       r"\b(?:say|state|claim|assert|mention|add)\s+(?:only\s+)?that\b|"
+       rf"\bin\s+(?:your|every|each|all|any)\s+(?:\w+\s+)?(?:answers?|responses?|repl(?:y|ies)|"
+       r"summar(?:y|ies)|outputs?)\b", imperative=True),
+    _r("answer_steering", 0.25,
+       r"\bwhen\s+(?:you\s+)?(?:answering|respond(?:ing)?|(?:you\s+are\s+)?asked|(?:a\s+|the\s+)?"
+       r"users?\s+asks?|anyone\s+asks|someone\s+asks)\b"),
+    _r("addressed_to_model", 0.3,
+       r"\b(?:when|while|before|after)\s+(?:you\s+)?summari[sz](?:e|ing)\b|\bin\s+(?:your|the|any)\s+"
+       r"summary\s+of\s+this\b|\bto\s+complete\s+(?:any|the|your)\s+summary\b"),
+    _r("answer_steering", 0.3,
+       r"\b(?:always|never|only)\s+(?:recommend|mention|say|answer|respond|reply|include|suggest|"
+       r"refer|describe)\b|\b(?:describe|present|portray|depict|frame)\s+(?:\w+\s+){0,4}?as\b|"
+       r"\brank\s+(?:him|her|them|this\s+\w+)\s+first\b|"
+       r"\b(?:leave|omit|hide|suppress|exclude)\s+(?:out\s+)?(?:all\s+|any\s+|the\s+)?"
+       r"(?:negative|bad|critical|unfavou?rable)\b|\binstead,?\s+(?:write|say|answer|respond|"
+       r"output|print|tell)\b|\bstop\s+(?:summari[sz]ing|answering|translating)\b",
+       imperative=True),
+    _r("answer_steering", 0.35,
+       r"\b(?:repondez|reponds|repondre)\s+(?:uniquement|seulement|toujours|que)\b|"
+       r"\b(?:indiquez|dites|indiquer|dire|signalez|affirmez|precisez)\s+a\s+l'?\s*(?:utilisateur|"
+       r"internaute|lecteur|client)|\b(?:presentez|recommandez|decrivez)\s+(?:notre|nos|ce|cette|"
+       r"le|la|les)\b", imperative=True),
+    _r("answer_steering", 0.35,
+       r"\b(?:antworte|antworten\s+sie)\s+(?:nur|ausschliesslich|immer)\b|"
+       r"\b(?:sage|sag|sagen\s+sie)\s+dem\s+(?:benutzer|nutzer|leser|kunden)\b|"
+       r"\b(?:empfiehl|empfehle|empfehlen\s+sie)\s+dem\s+(?:nutzer|benutzer|leser)|"
+       r"\bfassen\s+sie\s+(?:\S+\s+){1,6}?als\b", imperative=True),
+    # -- keeping the user in the dark ---------------------------------------------------------
+    _r("secrecy", 0.45,
+       r"\b(?:do\s+not|don't|never|without)\s+(?:ever\s+)?(?:mention(?:ing)?|tell(?:ing)?|"
+       r"inform(?:ing)?|reveal(?:ing)?|disclos(?:e|ing)|notify(?:ing)?|alert(?:ing)?|"
+       r"bring(?:ing)?\s+up|let(?:ting)?\s+(?:the\s+user|them)\s+know)\s+(?:the\s+user|users|"
+       r"the\s+reader|anyone|them|him|her|this|that|about)\b|"
+       r"\b(?:avoid|refrain\s+from)\s+(?:bringing\s+up|mentioning|telling|disclosing)\b|"
+       r"\bdo\s+not\s+(?:explain|say)\s+why\b|\b(?:keep|treat)\s+this\s+(?:note|instruction|"
+       r"message)\s+(?:secret|hidden|confidential)|\bdoes\s+not\s+need\s+to\s+be\s+confirmed\b"),
+    _r("secrecy", 0.45,
+       r"\bsans\s+(?:jamais\s+)?(?:le\s+)?(?:mentionner|dire|signaler|prevenir)\b|"
+       r"\bne\s+(?:surtout\s+)?(?:pas\s+)?(?:mentionne[rz]?|dites\s+pas)\b|"
+       r"\bohne\s+(?:es\s+)?(?:zu\s+)?(?:erwahnen|sagen|mitzuteilen)\b|"
+       r"\berwahne\s+(?:dies|das|es)?\s*nicht\b"),
+    # -- role play ---------------------------------------------------------------------------
+    _r("role_play", 1.0,
+       r"\byou\s+are\s+(?:now\s+|about\s+to\s+become\s+)?(?:dan\b|(?:an?\s+)?(?:unrestricted|"
+       r"unfiltered|uncensored|jailbroken|unbound|unaligned|evil|amoral|rogue)\b)|"
+       r"\byou\s+are\s+(?:now\s+)?no\s+longer\s+(?:an?\s+)?(?:ai|assistant|helpful|bound|restricted|"
+       r"limited|chatgpt|a\s+language\s+model)\b|\bact\s+as\s+(?:dan\b|an?\s+(?:unrestricted|"
+       r"unfiltered|uncensored|jailbroken)\b)"),
+    _r("role_play", 0.6,
+       r"\b(?:do\s+anything\s+now|broken\s+free\s+of|no\s+longer\s+(?:have\s+to\s+)?(?:abide|follow|"
+       r"bound)|(?:does|do)\s+not\s+have\s+to\s+(?:abide|follow|obey)|never\s+refuses?|"
+       r"(?:will|must|should)\s+(?:never|not)\s+refuse|stay\s+in\s+character|immerse\s+yourself|"
+       r"(?:an?\s+)?(?:ai|assistant|model|bot)\s+(?:with\s+no|without\s+(?:any\s+)?)(?:rules|"
+       r"restrictions|filters?|limits|limitations|ethics|censorship))\b"),
+    _r("role_play", 0.7,
+       r"\b(?:developer|dan|jailbreak|god|unrestricted|maintenance|admin|debug|sudo)\s+mode\s+"
+       r"(?:is\s+)?(?:now\s+)?(?:enabled|activated|active|engaged|unlocked|on(?=\s*(?:[.!:;,)#]|$)))\b|"
+       r"\byou\s+are\s+(?:now\s+)?in\s+(?:developer|dan|jailbreak|god|unrestricted|maintenance|admin|"
+       r"debug|sudo)\s+mode\b|\b(?:enable|enter|activate|switch\s+to)\s+(?:dan|jailbreak|god|"
+       r"unrestricted)\s+mode\b"),
+    _r("role_play", 0.5,
+       r"\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are|you're|being)\s+(?:an?\s+)?"
+       r"(?:ai|assistant|model|chatbot|bot)\b|\byou\s+will\s+(?:now\s+)?play\s+the\s+role\s+of\b"),
+    _r("role_play", 0.25,
+       r"\bpretend\s+(?:to\s+be|you\s+are)\b|\bfrom\s+now\s+on,?\s+you\s+"
+       r"(?:are|will|must|should|shall)\b|\b(?:play|take\s+on|assume)\s+the\s+role\s+of\b|"
+       r"\blet'?s\s+play\s+a\s+game\b|\bact\s+as\s+(?:an?|my|the)\b"),
+    _r("role_play", 1.0,
+       r"\bvous\s+etes\s+(?:desormais|maintenant|a\s+present)\s+(?:un|une)\s+(?:\S+\s+){0,2}sans\s+"
+       r"(?:aucune?\s+)?(?:restriction|limite|filtre|regle)s?|"
+       r"\bdu\s+bist\s+(?:ab\s+)?(?:jetzt|nun|sofort)\s+(?:ein\s+|eine\s+)?(?:\S+\s+){0,2}?"
+       r"(?:uneingeschrankte[rn]?|ungefilterte[rn]?|ohne\s+(?:regeln|einschrankungen|filter))"),
+    _r("role_play", 0.5,
+       r"\bsans\s+aucune\s+(?:restriction|limite|regle|censure)|"
+       r"\bohne\s+(?:jegliche\s+)?(?:regeln|einschrankungen|filter|zensur)\b"),
+    # -- chat-template markers ---------------------------------------------------------------
+    _r("system_prompt_marker", 0.2,
+       r"<\|(?:im_start|im_end|system|user|assistant|end|endoftext|eot_id|start_header_id|"
+       r"end_header_id|begin_of_text|end_of_text)\|>|<(?:start|end)_of_turn>|\[/?inst\]|"
+       r"<<\s*/?sys\s*>>"),
+    _r("system_prompt_marker", 0.3,
+       r"<\|im_start\|>\s*system|<\|start_header_id\|>\s*system|<\|system\|>|<<\s*sys\s*>>|"
+       r"^\s*system\s*(?:message|prompt)?\s*:\s*(?:you|new|updated|ignore|"
+       r"from\s+now)\b"),
+    _r("system_prompt_marker", 0.1,
+       r"^\s*#{1,6}\s*(?:system|instructions?|new\s+instructions?|system\s+prompt)\s*(?::|$)"),
+    _r("system_prompt_marker", 0.3, r"^(?:human|user)\s*:[^\n]{0,300}\n(?:assistant|ai|bot)\s*:"),
+    # -- claims of authority -----------------------------------------------------------------
+    _r("authority_claim", 0.7,
+       r"\bsystem\s+override\b|"
+       r"\b(?:admin(?:istrator)?|developer|operator|root|security)\s+(?:message|instruction|override|"
+       r"directive|command)s?\s*[:\]\-]|\bpriority\s+instructions?\b"),
+    _r("authority_claim", 0.6,
+       r"\b(?:new|updated|revised|important|urgent|additional|secret|real|actual|true)\s+(?:new\s+)?"
+       r"(?:system\s+)?(?:instructions?|directives?|orders)\s*[:!]|"
+       r"\b(?:new|updated)\s+(?:directive|policy|instructions?)\s+from\s+(?:the\s+)?(?:operator|"
+       r"developers?|admin|administrator|system|openai|anthropic)\b|"
+       r"\bnouvelles?\s+(?:instructions|consignes|regles|directives)\s*:|"
+       r"\bneue\s+(?:anweisungen|anweisung|regeln|instruktionen)\s*:"),
+    _r("authority_claim", 0.8,
+       r"\b(?:safety\s+guidelines|content\s+polic(?:y|ies)|your\s+(?:restrictions|rules|guidelines|"
+       r"filters)|(?:the\s+)?assistant'?s\s+(?:restrictions|rules|guidelines)|safeguards|guardrails)"
+       r"\s+(?:are|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:lifted|suspended|disabled|removed|revoked|"
+       r"void|deactivated|turned\s+off)\b"),
+    _r("authority_claim", 0.4,
+       r"\b(?:the\s+)?(?:above|previous|prior|preceding|earlier)\s+(?:rules|instructions|guidelines)"
+       r"\s+(?:no\s+longer\s+apply|(?:are|is)\s+(?:now\s+)?(?:void|cancell?ed|invalid|obsolete))|"
+       r"\b(?:this\s+(?:message|instruction|request|note)\s+)?(?:comes|is)\s+from\s+(?:the|your)\s+"
+       r"(?:developers?|operator|administrator|admin|creators?|system)\b"),
+    # -- prompt leaking ----------------------------------------------------------------------
+    _r("prompt_leak", 1.0,
+       r"\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|recite|write\s+out|"
+       r"spell\s+out|give|provide|return|echo|type\s+out)\s+(?:me\s+|us\s+|back\s+)?(?:(?:the|your|"
+       r"all|any|every|its)\s+)?(?:(?:full|entire|complete|whole|original|hidden|initial|secret|exact|"
+       r"confidential|internal|first)\s+){0,3}(?:system\s+prompt|system\s+message|(?:initial|hidden|"
+       r"secret|original|system|developer|confidential)\s+(?:instructions|prompt|message|"
+       r"configuration|rules)|instructions?\s+(?:(?:that\s+)?you\s+(?:were|have\s+been)\s+given|"
+       r"you\s+received|above)|(?:text|words|everything|messages?)\s+above)\b", imperative=True),
+    _r("prompt_leak", 1.0,
+       r"\brepeat\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:text|words|everything|messages?|lines?)\s+"
+       r"(?:above|before)\b|\b(?:print|output|show|reveal|disclose)\s+(?:every|each|all|any)\s+"
+       r"(?:instruction|rule|prompt)s?\s+you\s+(?:were|have\s+been)\s+given\b", imperative=True),
+    _r("prompt_leak", 0.6, r"\bstarting\s+with\s+(?:the\s+words?\s+)?[\"']?you\s+are\b"),
+    _r("prompt_leak", 0.6,
+       r"\b(?:disclose|reveal|share|give\s+out|provide|output|print)\s+(?:any\s+|all\s+|the\s+)?"
+       r"(?:stored\s+)?(?:api\s+keys?|passwords?|credentials|secrets?|customer\s+records|"
+       r"confidential\s+(?:data|information|configuration)|"
+       r"personal\s+data|secret\s+(?:api\s+)?keys?)\b", imperative=True),
+    _r("prompt_leak", 0.9,
+       r"\b(?:revelez|revele|affichez|affiche|donnez|montrez|repetez|ecrivez)\s+(?:moi\s+)?(?:votre|"
+       r"ton|vos|tes|le|les)\s+(?:prompt|instructions?|consignes?)(?:\s+systeme)?(?:\s+complet)?\b|"
+       r"\bgib\b[^.\n]{0,60}?\b(?:systemprompt|system-prompt|anweisungen|instruktionen)\b"
+       r"[^.\n]{0,40}?\baus\b|\bzeige?\s+(?:mir\s+)?(?:deinen|deine|den|die)\s+"
+       r"(?:systemprompt|anweisungen)\b", imperative=True),
+    # -- exfiltration ------------------------------------------------------------------------
+    _r("exfiltration", 0.6,
+       rf"\b(?:send|forward|post|upload|transmit|exfiltrate|leak|e-?mail|mail|copy|submit)\s+"
+       rf"(?:\S+\s+){{0,6}}?{_SECRET_OBJECT}(?:\s+\S+){{0,8}}?\s+(?:to|at|into)\s+{_DESTINATION}",
+       imperative=True),
+    _r("exfiltration", 0.45,
+       rf"\b(?:send|forward|post|upload|transmit|exfiltrate|leak|e-?mail|copy|submit)\s+"
+       rf"(?:\S+\s+){{0,6}}?{_SECRET_OBJECT}\b", imperative=True),
+    _r("exfiltration", 1.0,
+       rf"{_LINK_QUERY}[\w.-]{{1,40}}=[^\s)&]{{0,80}}?(?:\{{|\$\{{|%7b|<|&lt;|\[)[^\s)]{{0,40}}?"
+       rf"{_SENSITIVE}"),
+    _r("exfiltration", 0.8,
+       rf"{_LINK_QUERY}[\w.-]{{1,40}}=(?:[a-z0-9]+_)*{_SENSITIVE}(?:_[a-z0-9]+)*"
+       r"(?:_[a-z0-9]+|(?<=_[a-z0-9]+))(?=[&)\s]|$)"),
+    _r("exfiltration", 0.6,
+       rf"!{_LINK_QUERY}(?:conversation|chat|history|prompt|messages?|secret|password|passwd|"
+       r"credentials?|memory|context|pii)\w{0,20}="),
+    _r("exfiltration", 0.25,
+       rf"{_LINK_QUERY}[\w.-]{{1,40}}=[^\s)&]{{0,80}}?(?:\{{[^}}\s]{{1,60}}\}}|\$\{{|\{{\{{|%7b|"
+       r"<[^>\s]{1,40}>|&lt;|\[[^\]\s]{2,60}\])"),
+    _r("exfiltration", 0.5,
+       r"\b(?:replac(?:e|ing)|substitut(?:e|ing)|fill(?:ing)?\s+in|filled\s+in|insert(?:ing)?|"
+       r"append(?:ing)?|includ(?:e|ing))\b[^.]{0,120}?\b(?:conversation|chat\s+(?:so\s+far|history)|"
+       r"previous\s+messages|(?:user'?s?|customer'?s?)\s+(?:question|messages?|e-?mails?|address|"
+       r"data|name|input|session)|(?:a\s+)?summary\s+of\s+the\s+(?:chat|conversation|user)|"
+       r"session\s+token|everything\s+the\s+user)", imperative=True),
+    _r("exfiltration", 0.6,
+       r"\benvoye[rz]\s+[^.\n]{0,60}?\b(?:historique|conversation|mot\s+de\s+passe|identifiants)\b|"
+       r"\b(?:passwort|kennwort|zugangsdaten|verlauf)\b[^.\n]{0,80}?\b(?:an|zu)\s+[\w.+-]+@",
+       imperative=True),
+    # -- acting through tools ----------------------------------------------------------------
+    _r("agent_action", 0.4,
+       r"\b(?:use|call|invoke|run|execute|trigger)\s+(?:the\s+)?[\w.-]{2,40}\s+(?:tool|function|"
+       r"plugin|action)\b|\benter\s+(?:the\s+)?user'?s\s+(?:password|card)|"
+       r"\bask\s+(?:the\s+user\s+)?for\s+(?:their|the\s+user'?s|his|her)\s+(?:card\s+number|"
+       r"password|pin|credentials|social\s+security|bank)|"
+       r"\bcollect\s+(?:the\s+)?user'?s\b", imperative=True),
+    _r("agent_action", 0.35,
+       r"\b(?:delete|remove|erase|wipe|cancel)\s+all\s+(?:the\s+)?(?:other\s+)?(?:\w+\s+)?(?:events|"
+       r"files|e-?mails|messages|records|data|meetings|contacts)\b|\bon\s+(?:the|your)\s+user'?s\s+"
+       r"behalf\b|\bdisable\s+(?:their|your|the)\s+(?:\w+\s+)?(?:antivirus|firewall|defender)\b",
+       imperative=True),
+    _r("agent_action", 0.3,
+       r"\bcurl\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\bdownload\s+(?:the\s+)?(?:\S+\s+){0,3}"
+       r"from\s+https?://", imperative=True),
+    # -- obfuscated instructions -------------------------------------------------------------
+    _r("encoded_instruction", 0.6,
+       r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"
+       r"apply|obey|execute|act\s+on|comply|carry\s+out|run)\b|"
+       r"\bdecode[rz]?\b[^.\n]{0,40}?\bet\s+(?:appliquez|suivez|executez)\b|"
+       r"\bdekodiere\b[^.\n]{0,40}?\bund\s+(?:befolge|fuhre)\b", imperative=True),
+)
+
+FRAMING = regex.compile(
+    r"\b(?:such\s+as|e\.g\.|eg\.|i\.e\.|for\s+example|for\s+instance|examples?|called|known\s+as|"
+    r"the\s+(?:phrase|string|text|sentence|line|words?|payload|prompt)|phrases?|payloads?|attacks?|"
+    r"attackers?|malicious|injected|injections?|jailbreaks?|adversarial|hidden\s+text|said|says|"
+    r"saying|wrote|writes|writing|typed|contain(?:s|ing|ed)?|append(?:s|ing|ed)?|insert(?:s|ing|ed)?|"
+    r"embed(?:s|ded|ding)?|plant(?:s|ed)?|tries\s+to|try\s+to|trying\s+to|attempt(?:s|ed|ing)?\s+to|"
+    r"classic|typical|famous|infamous|well-known|par\s+exemple|tels?\s+que|telles?\s+que|"
+    r"exemples?|attaques?|z\.\s?b\.|zum\s+beispiel|beispiele?|angriffe?|angreifer)\b"
+)
+"""Words that introduce a cited or described attack ("such as", "an attacker writes", "e.g.")."""
+
+FRAMING_AFTER = regex.compile(
+    r"^[^.\n]{0,60}?\b(?:is|are|was|were)\s+(?:a|an|the)?\s*(?:classic|typical|common|famous|"
+    r"well-known|known)?\s*(?:example|attack|injection|jailbreak|payload|technique|trick|pattern)s?\b"
+)
+"""Words after a hit that say it was an example ("… is a classic injection")."""
+
+DIRECT_LEAD = regex.compile(
+    r"(?:^|[.!?:;\n(\[\-*>\"|]\s*|,\s*|\b(?:please|kindly|now|just|simply|and|then|so|also|first|"
+    r"instead|immediately|always|you\s+(?:must|should|need\s+to|have\s+to|will|can|are\s+to|shall|"
+    r"may)|you'll|(?:want|need|ask|require|order|instruct|command)\s+you\s+to|(?:could|would|can|"
+    r"will)\s+you|you\s+could|(?:ask|request)\s+that\s+you|(?:kindly\s+)?ask\s+you\s+to|"
+    r"if\s+you\s+could|appreciate\s+it\s+if\s+you|veuillez|merci\s+de|bitte|sie|du)\s+)$"
+)
+"""What may stand right before a verb said *to* the reader (sentence start, "please", "you must")."""
+
+NEGATED_LEAD = regex.compile(r"\b(?:not|never|n't|no|nicht|nie|pas|jamais)\s+(?:\w+\s+)?$")
+"""A negation right before a verb ("never reveal", "do not ignore")."""
+
+VOCABULARY = frozenset(
+    word
+    for rule in RULES
+    for word in regex.findall(r"[a-z]{2,}", regex.sub(r"\\[a-zA-Z]", " ", rule.pattern.pattern))
+) | frozenset(
+    "all and the your you me to is are was with of in on for it this that be now from reply say "
+    "tell user admin password output print answer only every previous instructions system "
+    "prompt ignore disregard forget rules guidelines reveal".split()
+)
+"""Words the rules are written with, for splitting letter-spaced runs that lost their gaps."""
