@@ -50,7 +50,7 @@ def screen(docs: list[SourceDocument], deps: RagDeps,
     """Pages the injection scan lets in: rejected ones never, suspicious ones by policy."""
     kept = []
     for doc in docs:
-        verdict = scan_injection(doc)
+        verdict = scan_injection(doc, budget_s=deps.settings.ingest.scan_budget_s)
         if verdict.status == "rejected" or (
                 verdict.status == "suspicious" and deps.settings.web.suspicious == "drop"):
             skipped.append({"url": doc.source_id, "reason": f"injection scan: {verdict.status}",
