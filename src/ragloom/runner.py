@@ -1,11 +1,13 @@
-"""Run the graphs behind the public face: ingest, ask and retrieve."""
+"""Run the graphs behind the public face: ingest, ask, retrieve and stream (sync and async)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from ragloom import resources
 from ragloom.graphs.ingest import build_ingest_graph
@@ -75,6 +77,24 @@ def _query_deps(profile: str | None, settings: RagSettings | None, **overrides: 
     return resources.rag_deps(run_settings)
 
 
+def _breaker_answer(graph: Any, payload: dict[str, Any], exc: Exception) -> RagAnswer:
+    """The best-effort answer of a run whose recursion limit tripped."""
+    return RagAnswer(
+        question=str(payload.get("question", "")),
+        text="I could not finish answering within the loop budget.",
+        profile=getattr(graph, "name", "").removeprefix("ragloom-").removesuffix("-retrieval"),
+        best_effort=True,
+        trace=[TraceStep(stage="circuit_breaker", duration_ms=0.0,
+                         detail={"error": str(exc).splitlines()[0],
+                                 "reason": "recursion limit reached"})],
+    )
+
+
+def _payload(question: str | dict[str, Any]) -> dict[str, Any]:
+    """The graph input for a question or a whole input mapping."""
+    return {"question": question} if isinstance(question, str) else dict(question)
+
+
 def run_graph(graph: Any, question: str | dict[str, Any], *, context: RagContext | None = None,
               config: dict[str, Any] | None = None) -> RagAnswer:
     """Invoke a compiled query graph and return its RagAnswer, never raising for a loop.
@@ -85,36 +105,137 @@ def run_graph(graph: Any, question: str | dict[str, Any], *, context: RagContext
     """
     from langgraph.errors import GraphRecursionError
 
-    payload = {"question": question} if isinstance(question, str) else dict(question)
+    payload = _payload(question)
     try:
         return graph.invoke(payload, config=config, context=context)["answer"]
     except GraphRecursionError as exc:
-        return RagAnswer(
-            question=str(payload.get("question", "")),
-            text="I could not finish answering within the loop budget.",
-            profile=getattr(graph, "name", "").removeprefix("ragloom-"),
-            best_effort=True,
-            trace=[TraceStep(stage="circuit_breaker", duration_ms=0.0,
-                             detail={"error": str(exc).splitlines()[0],
-                                     "reason": "recursion limit reached"})],
-        )
+        return _breaker_answer(graph, payload, exc)
+
+
+async def arun_graph(graph: Any, question: str | dict[str, Any], *,
+                     context: RagContext | None = None,
+                     config: dict[str, Any] | None = None) -> RagAnswer:
+    """`run_graph` for asyncio callers."""
+    from langgraph.errors import GraphRecursionError
+
+    payload = _payload(question)
+    try:
+        return (await graph.ainvoke(payload, config=config, context=context))["answer"]
+    except GraphRecursionError as exc:
+        return _breaker_answer(graph, payload, exc)
+
+
+class StreamEvent(BaseModel):
+    """One event of `stream`: a stage that ended, a piece of the answer text, or the answer.
+
+    `text` events carry the chat model's tokens as the generate stage writes them (its draft,
+    before citation repair), or the extractive answer sentence by sentence; the last event is
+    always `answer`, with the final RagAnswer (checked, repaired, with citations).
+    """
+
+    kind: Literal["stage", "text", "answer"]
+    stage: str = ""
+    text: str = ""
+    answer: RagAnswer | None = None
+
+
+ANSWER_NODES = frozenset({"answer", "single_shot", "iterative"})
+"""Top-level nodes whose update carries the final answer (adaptive's delegates relay one)."""
+
+
+def _events(mode: str, chunk: Any, namespace: tuple[str, ...],
+            streamed: list[bool]) -> Iterator[StreamEvent]:
+    """StreamEvents of one item of a `stream_mode=["messages", "updates"]` stream."""
+    from ragloom.nodes.text import split_sentences
+
+    if mode == "messages":
+        message, meta = chunk
+        if meta.get("langgraph_node") == "generate" and isinstance(message.content, str) \
+                and message.content:
+            streamed[0] = True
+            yield StreamEvent(kind="text", stage="generate", text=message.content)
+        return
+    for node, update in (chunk or {}).items():
+        yield StreamEvent(kind="stage", stage=node)
+        if node == "generate" and not streamed[0] and (update or {}).get("draft"):
+            for sentence in split_sentences(update["draft"]):
+                yield StreamEvent(kind="text", stage="generate", text=sentence.text + " ")
+        if not namespace and node in ANSWER_NODES and (update or {}).get("answer") is not None:
+            yield StreamEvent(kind="answer", answer=update["answer"])
+
+
+def _stream_args(question: str, profile: str | None, retrieval_only: bool,
+                 top_n: int | None, filters: dict[str, Any] | None,
+                 settings: RagSettings | None, max_iterations: int | None,
+                 **overrides: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """(graph, input, config) of a streamed query."""
+    deps = _query_deps(profile, settings, **overrides)
+    graph = _graph_cache(deps, retrieval_only)
+    payload: dict[str, Any] = {"question": question, "filters": filters, "top_n": top_n}
+    config: dict[str, Any] = {}
+    if max_iterations is not None:
+        payload["max_iterations"] = max_iterations
+        config["recursion_limit"] = recursion_limit(deps.settings, max_iterations)
+    return graph, payload, config
+
+
+def stream(question: str, *, collection: str | None = None, profile: str | None = None,
+           retrieval_only: bool = False, top_n: int | None = None,
+           filters: dict[str, Any] | None = None, data_dir: str | Path | None = None,
+           settings: RagSettings | None = None,
+           max_iterations: int | None = None) -> Iterator[StreamEvent]:
+    """Answer a question as events: each stage as it ends, the answer text as it is written,
+    then the final RagAnswer (a tripped recursion limit yields a best-effort one)."""
+    from langgraph.errors import GraphRecursionError
+
+    graph, payload, config = _stream_args(question, profile, retrieval_only, top_n, filters,
+                                          settings, max_iterations, collection=collection,
+                                          data_dir=data_dir)
+    streamed = [False]
+    try:
+        for namespace, mode, chunk in graph.stream(payload, config=config or None,
+                                                   stream_mode=["messages", "updates"],
+                                                   subgraphs=True):
+            yield from _events(mode, chunk, namespace, streamed)
+    except GraphRecursionError as exc:
+        yield StreamEvent(kind="answer", answer=_breaker_answer(graph, payload, exc))
+
+
+async def astream(question: str, *, collection: str | None = None, profile: str | None = None,
+                  retrieval_only: bool = False, top_n: int | None = None,
+                  filters: dict[str, Any] | None = None, data_dir: str | Path | None = None,
+                  settings: RagSettings | None = None,
+                  max_iterations: int | None = None) -> AsyncIterator[StreamEvent]:
+    """`stream` for asyncio callers; cancelling the iteration cancels the run."""
+    from langgraph.errors import GraphRecursionError
+
+    graph, payload, config = _stream_args(question, profile, retrieval_only, top_n, filters,
+                                          settings, max_iterations, collection=collection,
+                                          data_dir=data_dir)
+    streamed = [False]
+    try:
+        async for namespace, mode, chunk in graph.astream(payload, config=config or None,
+                                                          stream_mode=["messages", "updates"],
+                                                          subgraphs=True):
+            for event in _events(mode, chunk, namespace, streamed):
+                yield event
+    except GraphRecursionError as exc:
+        yield StreamEvent(kind="answer", answer=_breaker_answer(graph, payload, exc))
 
 
 def _run_query(question: str, *, profile: str | None, retrieval_only: bool, top_n: int | None,
                filters: dict[str, Any] | None, settings: RagSettings | None,
                max_iterations: int | None = None, **overrides: Any) -> RagAnswer:
-    deps = _query_deps(profile, settings, **overrides)
-    graph = _graph_cache(deps, retrieval_only)
-    payload: dict[str, Any] = {"question": question, "filters": filters, "top_n": top_n}
-    config = None
-    if max_iterations is not None:
-        payload["max_iterations"] = max_iterations
-        config = {"recursion_limit": recursion_limit(deps.settings, max_iterations)}
-    return run_graph(graph, payload, config=config)
+    graph, payload, config = _stream_args(question, profile, retrieval_only, top_n, filters,
+                                          settings, max_iterations, **overrides)
+    return run_graph(graph, payload, config=config or None)
 
 
 def _graph_cache(deps: Any, retrieval_only: bool) -> Any:
-    key = (id(deps.index), deps.settings.model_dump_json(), retrieval_only)
+    """The compiled graph for these dependencies, compiled once (keyed on the settings and the
+    identity of every live component; the cached graph keeps them alive, so ids stay unique)."""
+    key = (id(deps.index), id(deps.embedder), id(deps.chat), id(deps.reranker),
+           deps.settings.model_dump_json(), retrieval_only)
     with _graphs_lock:
         if key not in _graphs:
             if len(_graphs) > 16:
@@ -132,10 +253,12 @@ def ask(
     filters: dict[str, Any] | None = None,
     data_dir: str | Path | None = None,
     settings: RagSettings | None = None,
+    max_iterations: int | None = None,
 ) -> RagAnswer:
     """Answer a question from a collection: text with `[n]` markers, citations and a trace."""
     return _run_query(question, profile=profile, retrieval_only=False, top_n=top_n,
-                      filters=filters, settings=settings, collection=collection, data_dir=data_dir)
+                      filters=filters, settings=settings, max_iterations=max_iterations,
+                      collection=collection, data_dir=data_dir)
 
 
 def retrieve(
@@ -147,7 +270,30 @@ def retrieve(
     filters: dict[str, Any] | None = None,
     data_dir: str | Path | None = None,
     settings: RagSettings | None = None,
+    max_iterations: int | None = None,
 ) -> RagAnswer:
     """Run the retrieval-only graph: empty text, the assembled passages as citations."""
     return _run_query(question, profile=profile, retrieval_only=True, top_n=top_n,
-                      filters=filters, settings=settings, collection=collection, data_dir=data_dir)
+                      filters=filters, settings=settings, max_iterations=max_iterations,
+                      collection=collection, data_dir=data_dir)
+
+
+async def aask(question: str, **options: Any) -> RagAnswer:
+    """`ask` for asyncio callers (the same keyword options)."""
+    return await _arun_query(question, retrieval_only=False, **options)
+
+
+async def aretrieve(question: str, **options: Any) -> RagAnswer:
+    """`retrieve` for asyncio callers (the same keyword options)."""
+    return await _arun_query(question, retrieval_only=True, **options)
+
+
+async def _arun_query(question: str, *, retrieval_only: bool, profile: str | None = None,
+                      top_n: int | None = None, filters: dict[str, Any] | None = None,
+                      settings: RagSettings | None = None, max_iterations: int | None = None,
+                      collection: str | None = None,
+                      data_dir: str | Path | None = None) -> RagAnswer:
+    graph, payload, config = _stream_args(question, profile, retrieval_only, top_n, filters,
+                                          settings, max_iterations, collection=collection,
+                                          data_dir=data_dir)
+    return await arun_graph(graph, payload, config=config or None)
