@@ -18,6 +18,7 @@ from ragloom.stores.paths import DataPaths
 _lock = threading.Lock()
 _indexes: dict[tuple[str, str | None, str, str], ChromaDocumentIndex] = {}
 _bm25: dict[Path, tuple[float, Bm25Index | None]] = {}
+_deps: dict[str, RagDeps] = {}
 
 
 def data_paths(settings: RagSettings) -> DataPaths:
@@ -67,15 +68,20 @@ def _bm25_at(directory: Path) -> Bm25Index | None:
 
 
 def rag_deps(settings: RagSettings) -> RagDeps:
-    """Everything a query graph needs, built once per process and shared."""
+    """Everything a query graph needs, built once per process and shared (the same object for
+    the same settings, so graphs compiled over it are reused too)."""
     from ragloom.nodes.transform import check_transform
     from ragloom.providers.chat import get_chat_model
     from ragloom.providers.rerankers import get_reranker
 
+    key = settings.model_dump_json()
+    with _lock:
+        if key in _deps:
+            return _deps[key]
     check_transform(settings.transform.name)
     chat = get_chat_model(settings.chat)
     reranker: Any = get_reranker(settings.rerank, chat=chat)
-    return RagDeps(
+    deps = RagDeps(
         settings=settings,
         index=document_index(settings),
         embedder=embedder(settings),
@@ -83,6 +89,8 @@ def rag_deps(settings: RagSettings) -> RagDeps:
         chat=chat,
         reranker=reranker,
     )
+    with _lock:
+        return _deps.setdefault(key, deps)
 
 
 def collection_deps(deps: RagDeps, collection: str) -> RagDeps:

@@ -139,7 +139,7 @@ class StreamEvent(BaseModel):
     answer: RagAnswer | None = None
 
 
-ANSWER_NODES = frozenset({"answer", "single_shot", "iterative"})
+ANSWER_NODES = frozenset({"answer", "iterative"})
 """Top-level nodes whose update carries the final answer (adaptive's delegates relay one)."""
 
 

@@ -93,7 +93,7 @@ def test_unknown_verdicts_raise(router: Any, verdicts: list[tuple[str, str]]) ->
 
 
 @pytest.mark.parametrize(("route", "expected"), [
-    ("no_retrieval", "direct"), ("single_shot", "single_shot"), ("iterative", "iterative"),
+    ("no_retrieval", "direct"), ("single_shot", "retrieval"), ("iterative", "iterative"),
     ("multi_hop", "decompose"),
 ])
 def test_route_by_class(route: str, expected: str) -> None:

@@ -1,15 +1,15 @@
 """The adaptive graph: classify each question, then answer it the way it needs.
 
-    guard → classify ─┬─ no_retrieval → direct → answer           (no retrieval, no citations)
-                      ├─ single_shot  → the staged graph (subgraph)  ─→ end
-                      ├─ iterative    → the corrective graph (subgraph) → end
-                      └─ multi_hop    → decompose ⇉ hop (Send, parallel) → bridge ⇉ bridge_hop
-                                         → merge → [generate → groundedness] → answer
+    guard → classify ─┬─ no_retrieval → direct ─────────────────────────────→ answer
+                      ├─ single_shot  → retrieval (subgraph) ──────────→ [generate → groundedness] → answer
+                      ├─ multi_hop    → decompose ⇉ hop (Send, parallel) → bridge ⇉ bridge_hop → merge ↗
+                      └─ iterative    → the corrective graph (subgraph) → end
 
-The delegates are the staged and corrective graphs themselves, compiled with these settings and
-added as subgraph nodes; their answer is relayed with the route, the classifier's step first in
-its trace. Each hop sends one probe into the retrieval subgraph; parallel hops gather their
-passages through the `hops` reducer.
+Single-shot questions take the balanced pipeline's own nodes (the retrieval subgraph, then the
+shared answer stages), so routing them costs one classifier step; the corrective graph is compiled
+with these settings and added as a subgraph node, its answer relayed with the route and the
+classifier's step first in its trace. Each hop sends one probe into the retrieval subgraph;
+parallel hops gather their passages through the `hops` reducer.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ragloom.graphs.assembly import DepsSource, LangGraphNode, bind, chain, quer
 from ragloom.graphs.corrective import build_corrective_graph
 from ragloom.graphs.retrieval import compile_retrieval, hop_retrieval, retrieval_skips
 from ragloom.graphs.routing import route_by_class, send_bridge_hops, send_hops
-from ragloom.graphs.staged import answer_skips, build_staged_graph
+from ragloom.graphs.staged import add_retrieval, answer_skips
 from ragloom.nodes import answer, classify, generate, groundedness, multihop
 from ragloom.nodes.deps import RagDeps
 from ragloom.state import RagAnswer, RagContext, RagState
@@ -55,8 +55,7 @@ def build_adaptive_graph(deps: RagDeps | DepsSource) -> StateGraph:
     graph.add_node("guard", bind(answer.guard, source))
     graph.add_node("classify", bind(classify.classify, source))
     graph.add_node("direct", bind(classify.direct, source))
-    graph.add_node("single_shot", delegate(build_staged_graph(source).compile(name="single_shot"),
-                                           "single_shot"))
+    add_retrieval(graph, source)
     graph.add_node("iterative", delegate(
         build_corrective_graph(source).compile(name="iterative"), "iterative"))
     retrieval = compile_retrieval(source)
@@ -69,14 +68,14 @@ def build_adaptive_graph(deps: RagDeps | DepsSource) -> StateGraph:
                                   skipped=retrieval_skips(settings) + answer_skips(settings)))
     chain(graph, [START, "guard", "classify"])
     graph.add_conditional_edges("classify", route_by_class,
-                                {n: n for n in ("direct", "single_shot", "iterative", "decompose")})
+                                {n: n for n in ("direct", "retrieval", "iterative", "decompose")})
     graph.add_edge("direct", "answer")
-    graph.add_edge("single_shot", END)
     graph.add_edge("iterative", END)
     graph.add_conditional_edges("decompose", send_hops, ["hop"])
     graph.add_edge("hop", "bridge")
     graph.add_conditional_edges("bridge", send_bridge_hops, ["bridge_hop", "merge"])
     graph.add_edge("bridge_hop", "merge")
+    graph.add_edge("retrieval", "generate" if answering else "answer")
     names = ["merge"]
     if answering:
         graph.add_node("generate", bind(generate.generate, source))

@@ -18,7 +18,7 @@ from ragloom.state import RagState
 
 GradeRoute = Literal["generate", "refine", "rewrite", "web", "answer", "circuit_breaker"]
 CheckRoute = Literal["answer", "rewrite", "circuit_breaker"]
-ClassRoute = Literal["direct", "single_shot", "iterative", "decompose"]
+ClassRoute = Literal["direct", "retrieval", "iterative", "decompose"]
 BridgeRoute = Literal["merge"]
 
 FINISH_STEPS = 6
@@ -100,7 +100,7 @@ def route_by_class(state: RagState) -> ClassRoute:
         case "no_retrieval":
             return "direct"
         case "single_shot":
-            return "single_shot"
+            return "retrieval"
         case "iterative":
             return "iterative"
         case "multi_hop":
