@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.multihop import joined_questions
 from ragloom.nodes.text import content_words
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.providers.chat import complete, complete_structured
@@ -45,7 +46,6 @@ _PARTICIPLE = re.compile(
     r"(?:in|as|to|after|for|by)\b", re.IGNORECASE)
 _COMPARISON = re.compile(r"\bboth\b|\beither\b|\bsame\b|\bor\b|\bcompared? (?:to|with)\b",
                          re.IGNORECASE)
-_COMPOUND = re.compile(r"[,;]\s*and\s+(?:who|what|which|where|when|why|how)\b", re.IGNORECASE)
 LLM_SYSTEM = (
     "Classify how a question should be answered from a document collection. Routes: "
     "no_retrieval (greetings, chit-chat, arithmetic), single_shot (one lookup answers it), "
@@ -85,7 +85,7 @@ def multi_hop_signal(question: str) -> str | None:
     two sentences), or None."""
     if not is_question(question):
         return None
-    if _COMPOUND.search(question):
+    if len(joined_questions(question)) > 1:
         return "compound question"
     named = re.findall(r"\b[A-Z][\w'’&.-]*", question[1:])
     if _COMPARISON.search(question) and len(named) >= 2:

@@ -58,15 +58,17 @@ _SENTENCE_STARTS = frozenset(
 
 
 def names_in(text: str) -> list[str]:
-    """Quoted titles and capitalised name spans in text, in order of appearance, once each."""
+    """Quoted titles and capitalised name spans in text, in order of appearance, once each (a
+    word that is capitalised only because it starts a sentence is left out)."""
     found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
     for match in _NAME.finditer(text):
         name = match.group(0).strip(" .,'’")
-        if match.start() == 0 or text[max(0, match.start() - 2):match.start()].strip() in ".!?":
-            first, _, rest = name.partition(" ")
-            if not rest and first.lower() in _SENTENCE_STARTS:
-                continue
-        found.append(name)
+        at_start = match.start() == 0 or text[max(0, match.start() - 2):match.start()].strip() in ".!?"
+        first, _, rest = name.partition(" ")
+        if at_start and first.lower() in _SENTENCE_STARTS:
+            name = rest
+        if name:
+            found.append(name)
     return list(dict.fromkeys(n for n in found if len(n) > 1))
 
 
@@ -92,12 +94,15 @@ def comparison_probes(question: str) -> list[str]:
     return [" ".join([entity, *predicate]) for entity in entities]
 
 
+def joined_questions(question: str) -> list[str]:
+    """The questions a compound question joins ("..., and when ...?"); one item when none."""
+    return [p.strip(" ,;") for p in _COMPOUND.split(question) if p.strip(" ,;")]
+
+
 def offline_sub_questions(question: str) -> list[str]:
     """Sub-questions found without a model: joined questions split, compared entities apart."""
-    parts = [p.strip(" ,;") for p in _COMPOUND.split(question) if p.strip(" ,;")]
-    if len(parts) > 1:
-        return parts
-    return comparison_probes(question)
+    parts = joined_questions(question)
+    return parts if len(parts) > 1 else comparison_probes(question)
 
 
 def decompose(state: RagState, deps: RagDeps) -> dict[str, Any]:
