@@ -36,7 +36,7 @@ class DepsSource:
 
     def for_context(self, context: RagContext | None) -> RagDeps:
         """Dependencies for a run whose runtime context is `context` (None: the graph's own)."""
-        wanted = context.collection if context is not None else None
+        wanted = getattr(context, "collection", None)  # a parent graph's context may be another type
         if not wanted or wanted == self.base.settings.collection:
             return self.base
         with self._lock:
