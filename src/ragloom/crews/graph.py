@@ -26,7 +26,7 @@ from typing_extensions import TypedDict
 
 from ragloom.crews.agents import Performer, choose_agent, system_prompt, task_prompt
 from ragloom.crews.knowledge import build_block, knowledge_key, knowledge_node, retrieval_query
-from ragloom.crews.outputs import output_path, render_output, write_atomically
+from ragloom.crews.outputs import output_path, render_output
 from ragloom.crews.placeholders import interpolate, missing_inputs
 from ragloom.crews.result import CrewResult, TaskOutput
 from ragloom.crews.schema import CrewSpec, TaskSpec
@@ -35,6 +35,7 @@ from ragloom.nodes.generate import build_citations, check_markers
 from ragloom.nodes.trace import StageClock
 from ragloom.settings import RagSettings
 from ragloom.state import IngestionReport, ScoredChunk, TraceStep
+from ragloom.stores.manifest import write_atomic
 
 RESET = "__reset__"
 MARGIN = 5
@@ -190,7 +191,7 @@ def _write(parts: CrewParts, task: TaskSpec, inputs: dict[str, Any],
     except ConfigError as exc:
         return output.model_copy(update={"notes": [*output.notes, f"output_file refused: {exc}"],
                                          "best_effort": True})
-    write_atomically(path, render_output(output))
+    write_atomic(path, render_output(output))
     return output.model_copy(update={"output_file": str(path)})
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -40,18 +38,3 @@ def render_output(output: TaskOutput) -> str:
         for c in output.citations:
             lines.append(f"[{c.marker}] {c.source_id} (chars {c.start}-{c.end})")
     return "\n".join(lines).rstrip() + "\n"
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write text to path through a temporary file in the same folder and an atomic rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

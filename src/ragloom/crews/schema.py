@@ -154,22 +154,28 @@ class ManagerSpec(_Spec):
     goal: str = "Give each task to the agent best placed to do it"
 
 
-class CrewSpec(BaseModel):
-    """A validated crew, whichever dialect it was written in."""
+class CrewBody(_Spec):
+    """The crew as written, in either dialect once normalised (types and required fields)."""
 
     name: str
     description: str = ""
-    dialect: Literal["ragloom", "crewai"]
-    source: str
-    """The crew file (ragloom) or the project's config folder (CrewAI)."""
-    base_dir: str
-    """Folder relative knowledge sources are resolved against."""
-    process: Process = "sequential"
+    process: str = "sequential"
     rag: RagSpec = Field(default_factory=RagSpec)
     agents: dict[str, AgentSpec]
     tasks: list[TaskSpec]
     edges: list[tuple[str, str]] = Field(default_factory=list)
     manager: ManagerSpec = Field(default_factory=ManagerSpec)
+
+
+class CrewSpec(CrewBody):
+    """A validated crew, whichever dialect it was written in."""
+
+    process: Process = "sequential"  # type: ignore[assignment]
+    dialect: Literal["ragloom", "crewai"]
+    source: str
+    """The crew file (ragloom) or the project's config folder (CrewAI)."""
+    base_dir: str
+    """Folder relative knowledge sources are resolved against."""
     order: list[str] = Field(default_factory=list)
     """Task ids in execution order (declared order, moved only where a context needs it)."""
     inputs: dict[str, list[str]] = Field(default_factory=dict)

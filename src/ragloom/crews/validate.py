@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from ragloom.crews.placeholders import placeholders
 from ragloom.crews.schema import (
@@ -24,12 +24,11 @@ from ragloom.crews.schema import (
     RESERVED_IDS,
     TOOLS,
     AgentSpec,
+    CrewBody,
     CrewConfigError,
     CrewSpec,
-    ManagerSpec,
     Notice,
     Problem,
-    RagSpec,
     TaskSpec,
     slug,
 )
@@ -37,8 +36,7 @@ from ragloom.crews.yamlfile import Loc, Spot
 
 AGENT_KEYS = frozenset(AgentSpec.model_fields)
 TASK_KEYS = frozenset(TaskSpec.model_fields)
-CREW_KEYS = frozenset({"name", "description", "process", "rag", "agents", "tasks", "edges",
-                       "manager"})
+CREW_KEYS = frozenset(CrewBody.model_fields)
 CREWAI_AGENT_KEYS = frozenset({
     "verbose", "allow_delegation", "memory", "cache", "max_rpm", "max_execution_time",
     "max_retry_limit", "function_calling_llm", "system_template", "prompt_template",
@@ -83,22 +81,6 @@ class Draft:
     knowledge_dirs: list[Path] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
-
-
-class _Shape(BaseModel):
-    """The normalised crew data, validated by pydantic for types and required fields."""
-
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True,
-                              str_strip_whitespace=True)
-
-    name: str
-    description: str = ""
-    process: str = "sequential"
-    rag: RagSpec = Field(default_factory=RagSpec)
-    agents: dict[str, AgentSpec]
-    tasks: list[TaskSpec]
-    edges: list[tuple[str, str]] = Field(default_factory=list)
-    manager: ManagerSpec = Field(default_factory=ManagerSpec)
 
 
 class _Checker:
@@ -227,7 +209,7 @@ def _edge(value: Any) -> Any:
     return value
 
 
-def _shape(checker: _Checker) -> _Shape | None:
+def _shape(checker: _Checker) -> CrewBody | None:
     """Structural checks and pydantic validation of the normalised draft (None: not a crew)."""
     draft = checker.draft
     raw = dict(draft.raw)
@@ -271,7 +253,7 @@ def _shape(checker: _Checker) -> _Shape | None:
     if structural:
         return None
     try:
-        return _Shape.model_validate(raw)
+        return CrewBody.model_validate(raw)
     except ValidationError as exc:
         for error in exc.errors():
             loc = tuple(error["loc"])
@@ -317,7 +299,7 @@ def _unsafe_path(template: str) -> str | None:
     return None
 
 
-def _check_collections(checker: _Checker, shape: _Shape) -> None:
+def _check_collections(checker: _Checker, shape: CrewBody) -> None:
     from ragloom.ingest.chunkers import CHUNKERS
 
     for name, spec in shape.rag.collections.items():
@@ -330,7 +312,7 @@ def _check_collections(checker: _Checker, shape: _Shape) -> None:
                             spec.chunking.strategy, CHUNKERS)
 
 
-def _check_agents(checker: _Checker, shape: _Shape) -> dict[str, AgentSpec]:
+def _check_agents(checker: _Checker, shape: CrewBody) -> dict[str, AgentSpec]:
     from ragloom.profiles.presets import profile_names
 
     agents: dict[str, AgentSpec] = {}
@@ -370,7 +352,7 @@ def _llm_name(llm: Any) -> str:
     return str(llm.get("model", llm)) if isinstance(llm, dict) else str(llm)
 
 
-def _check_tasks(checker: _Checker, shape: _Shape, process: str) -> list[TaskSpec]:
+def _check_tasks(checker: _Checker, shape: CrewBody, process: str) -> list[TaskSpec]:
     tasks: list[TaskSpec] = []
     seen: dict[str, int] = {}
     agent_ids = list(shape.agents)
@@ -412,7 +394,7 @@ def _check_tasks(checker: _Checker, shape: _Shape, process: str) -> list[TaskSpe
     return tasks
 
 
-def _check_edges(checker: _Checker, shape: _Shape, tasks: list[TaskSpec],
+def _check_edges(checker: _Checker, shape: CrewBody, tasks: list[TaskSpec],
                  process: str) -> dict[str, list[str]]:
     """Dependencies per task: the edges' predecessors (graph process) or the explicit context."""
     ids = [t.id for t in tasks]
