@@ -410,6 +410,10 @@ def test_runs_are_checkpointed_per_thread_and_resume_after_a_failure(crew_home: 
     assert result.thread_id == "t-1" and result.final_output == "Dear customer, two years."
     again = run_crew(crew.graph, thread_id="t-1", resume=True)  # finished: its result
     assert again.final_output == result.final_output and len(chat.calls) == 3
+    with pytest.raises(ConfigError, match="thread 'nope' has no crew run to resume"):
+        run_crew(crew.graph, thread_id="nope", resume=True)
+    with pytest.raises(ConfigError, match="resuming a crew run needs a checkpointer"):
+        run_crew(build(crew_home, TWO_TASKS, "threads2.yaml").graph, thread_id="t-1", resume=True)
     fresh = run_crew(crew.graph, {"question": "What about the battery?"}, thread_id="t-1")
     assert [s.stage for s in fresh.trace].count("begin") == 1  # a new run starts clean
     assert fresh.output("answer").description.endswith("What about the battery?")
@@ -462,3 +466,21 @@ def test_cli_validate_and_run(crew_home: Path) -> None:
     assert "two-year warranty [1]" in result.final_output and result.thread_id
     missing = runner.invoke(app, ["crew", "run", str(good), "--data-dir", str(crew_home / "data")])
     assert missing.exit_code == 2 and "missing crew input(s) 'question'" in missing.stderr
+
+
+def test_a_crewai_project_runs_offline_with_its_knowledge_and_output_file(tmp_path: Path) -> None:
+    from tests.conftest import ROOT
+
+    project = ROOT / "examples" / "crews" / "crewai" / "lumen_faq"
+    crew = build_crew(project, data_dir=tmp_path / "data", output_dir=tmp_path / "out",
+                      checkpointer=None)
+    assert [r.collection for r in crew.ingestion] == ["lumen_faq-lumen-notes"]
+    with pytest.raises(ConfigError, match=r"'question' is used in .*tasks\.yaml:2:"
+                                          r"answer_task\.description"):
+        run_crew(crew.graph, {})
+    result = run_crew(crew.graph, {"question": "Does the hub work without internet?"})
+    output = result.output("answer_task")
+    assert output.generator == "extractive" and "14 days" in output.text
+    assert [Path(c.source_id).name for c in output.citations] == ["lumen-notes.md"]
+    assert output.output_file == str((tmp_path / "out" / "answers" / "latest.md").resolve())
+    assert any("ignored key 'verbose'" in n for n in result.notices)

@@ -401,3 +401,21 @@ def test_retrieval_query(description: str, query: str | None, expected: str) -> 
 def test_label_formats_paths() -> None:
     assert label(("tasks", 0, "agent")) == "tasks[0].agent"
     assert label(("researcher", "tools", 1)) == "researcher.tools[1]"
+
+
+def test_crewai_configs_from_the_wild_load_robustly(tmp_path: Path) -> None:
+    agents = AGENTS.replace("  tools: [SerperDevTool, ScrapeWebsiteTool]",
+                            "  tools:\n    - {name: custom}\n    - rag_search\n  max_iter: null\n"
+                            "  step_callback: null")
+    spec = validate_crew(crewai_project(tmp_path / "proj", agents, TASKS))
+    assert spec.agents["researcher"].tools == ["rag_search"]
+    assert spec.agents["researcher"].max_iter == 5  # null: the default
+    assert any("a tool that is not a name is left out" in n and "researcher.tools[0]" in n
+               for n in spec.notices)
+
+
+def test_ids_with_langgraph_namespace_characters_are_refused(tmp_path: Path) -> None:
+    found = problems_of(write_crew(tmp_path, edit(BASE, "id: reply", "id: 'a:b'")))
+    assert any(":14:tasks[1].id: task id 'a:b' is reserved" in p for p in found), found
+    found = problems_of(write_crew(tmp_path, edit(BASE, "rag:\n", "rag:\n  profile: x\n")))
+    assert any(":2:rag.profile: unknown field 'profile'" in p for p in found), found

@@ -137,7 +137,7 @@ def run_cmd(
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Run a crew: each task's output with [n] citations, then the final output's sources."""
+    """Run a crew: each task's output with its citations, then the final output's sources."""
     from ragloom.crews.loader import build_crew, new_thread_id, run_crew
 
     if resume and not thread:

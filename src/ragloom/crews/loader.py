@@ -235,6 +235,19 @@ def new_thread_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+def _finished_result(crew: Crew, graph: Any, config: dict[str, Any],
+                     thread_id: str | None) -> CrewResult | None:
+    """The result of a thread's finished run; None when the run is unfinished (to continue)."""
+    if crew.checkpoints is None and graph.checkpointer is None:
+        raise ConfigError("resuming a crew run needs a checkpointer", where="run_crew",
+                          hint='load the crew with checkpointer="sqlite" (the default)')
+    state = graph.get_state(config)
+    if not state.values:
+        raise ConfigError(f"thread {thread_id or DEFAULT_THREAD!r} has no crew run to resume",
+                          where="thread", hint="start a run first (without --resume)")
+    return None if state.next else state.values.get("result")
+
+
 def run_crew(graph: Any, inputs: dict[str, Any] | None = None, *, thread_id: str | None = None,
              resume: bool = False, recursion_limit: int | None = None) -> CrewResult:
     """Run a crew graph and return its CrewResult, never raising for a loop bound.
@@ -253,6 +266,10 @@ def run_crew(graph: Any, inputs: dict[str, Any] | None = None, *, thread_id: str
         config["configurable"] = {"thread_id": thread_id}
     if recursion_limit is not None:
         config["recursion_limit"] = recursion_limit
+    if resume:
+        finished = _finished_result(crew, graph, config, thread_id)
+        if finished is not None:
+            return finished
     outputs: dict[str, TaskOutput] = {}
     trace: list[TraceStep] = []
     result: CrewResult | None = None
@@ -268,11 +285,5 @@ def run_crew(graph: Any, inputs: dict[str, Any] | None = None, *, thread_id: str
                             detail={"error": str(exc).splitlines()[0],
                                     "reason": "crew recursion limit reached"})
         return crew_result(crew.spec, crew.ingestion, outputs, [*trace, breaker], stopped=True)
-    if result is None and resume:
-        state = graph.get_state(config)
-        result = state.values.get("result") if state is not None else None
-        if result is None:
-            raise ConfigError(f"thread {thread_id or DEFAULT_THREAD!r} has no crew run to resume",
-                              where="thread", hint="start a run first (without --resume)")
     assert result is not None, "a crew run always ends in finish"
     return result

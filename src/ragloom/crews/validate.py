@@ -64,6 +64,8 @@ CREWAI_CREW_KEYS = frozenset({
 })
 FILE_KEYS = ("file_paths", "file_path", "paths", "path", "files", "source", "sources")
 """Keys of a knowledge_sources mapping entry that name files."""
+_RESERVED_CHARS = re.compile(r"[:|]")
+"""Characters LangGraph keeps for its own node namespaces."""
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 
@@ -114,7 +116,8 @@ class _Checker:
         for key, value in entry.items():
             key = str(key)
             if key in implemented:
-                kept[key] = value
+                if value is not None:  # null: as if not given
+                    kept[key] = value
             elif key in crewai or self.draft.dialect == "crewai":
                 self.ignored.setdefault(key, []).append(self.spot((*loc, key)))
             else:
@@ -202,6 +205,20 @@ def _map_knowledge_sources(checker: _Checker, agents: dict[str, Any],
         entry["knowledge"] = [*knowledge, by_files[key]]
 
 
+def _tool_names(checker: _Checker, agent_id: str, tools: Any) -> list[str]:
+    """A CrewAI agent's tool names; entries that are not names (tool objects, mappings) are
+    reported and left out, like unknown tools."""
+    tools = [tools] if isinstance(tools, str) else tools if isinstance(tools, list) else [tools]
+    names = []
+    for index, tool in enumerate(tools):
+        if isinstance(tool, str):
+            names.append(tool)
+        else:
+            checker.notice("tool", "a tool that is not a name is left out: the agent runs "
+                           "without it", [checker.spot(("agents", agent_id, "tools", index))])
+    return names
+
+
 def _edge(value: Any) -> Any:
     """`a -> b` or [a, b] as a pair."""
     if isinstance(value, str) and "->" in value:
@@ -229,6 +246,8 @@ def _shape(checker: _Checker) -> CrewBody | None:
             if entry is not None:
                 entry = checker.keys(("agents", agent_id), entry, AGENT_KEYS, CREWAI_AGENT_KEYS)
                 entry.setdefault("role", str(agent_id))
+                if draft.dialect == "crewai" and "tools" in entry:
+                    entry["tools"] = _tool_names(checker, agent_id, entry["tools"])
                 kept_agents[str(agent_id)] = entry
         raw["agents"] = kept_agents
     if rag is not None or collections:
@@ -257,8 +276,17 @@ def _shape(checker: _Checker) -> CrewBody | None:
     except ValidationError as exc:
         for error in exc.errors():
             loc = tuple(error["loc"])
-            checker.problem(loc, error["msg"].replace("Field required", "missing required field"))
+            checker.problem(loc, _message(error))
         return None
+
+
+def _message(error: Any) -> str:
+    """A pydantic error as a crew problem's message."""
+    if error["type"] == "extra_forbidden":
+        return f"unknown field {error['loc'][-1]!r}"
+    if error["type"] == "missing":
+        return "missing required field"
+    return str(error["msg"])
 
 
 def _order(checker: _Checker, tasks: list[TaskSpec], deps: dict[str, list[str]],
@@ -319,9 +347,9 @@ def _check_agents(checker: _Checker, shape: CrewBody) -> dict[str, AgentSpec]:
     dropped: dict[str, list[str]] = {}
     for agent_id, agent in shape.agents.items():
         loc: Loc = ("agents", agent_id)
-        if agent_id in RESERVED_IDS:
-            checker.problem(loc, f"agent id {agent_id!r} is reserved "
-                            f"({', '.join(sorted(RESERVED_IDS))})")
+        if agent_id in RESERVED_IDS or _RESERVED_CHARS.search(agent_id):
+            checker.problem(loc, f"agent id {agent_id!r} is reserved: ids may not be "
+                            f"{', '.join(sorted(RESERVED_IDS))} or hold ':' or '|'")
         for i, name in enumerate(agent.knowledge):
             if name not in shape.rag.collections:
                 checker.unknown((*loc, "knowledge", i), "collection", name, shape.rag.collections)
@@ -363,9 +391,9 @@ def _check_tasks(checker: _Checker, shape: CrewBody, process: str) -> list[TaskS
             checker.problem((*loc, "id"), f"duplicate task id {task.id!r} (first at "
                             f"{checker.spot(('tasks', seen[task.id], 'id'))})")
         seen.setdefault(task.id, index)
-        if task.id in RESERVED_IDS:
-            checker.problem((*loc, "id"), f"task id {task.id!r} is reserved "
-                            f"({', '.join(sorted(RESERVED_IDS))})")
+        if task.id in RESERVED_IDS or _RESERVED_CHARS.search(task.id):
+            checker.problem((*loc, "id"), f"task id {task.id!r} is reserved: ids may not be "
+                            f"{', '.join(sorted(RESERVED_IDS))} or hold ':' or '|'")
         agent = task.agent
         if agent is not None and agent not in shape.agents:
             checker.unknown((*loc, "agent"), "agent", agent, agent_ids)
