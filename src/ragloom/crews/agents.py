@@ -116,6 +116,7 @@ def marked_search(base: StructuredTool) -> StructuredTool:
                    top_n: int = 5, filters: dict[str, Any] | None = None,
                    runtime: ToolRuntime = None,  # type: ignore[assignment]  # injected
                    ) -> tuple[str, list[dict[str, Any]]]:
+        """Search the knowledge base; passages are numbered into the task's block."""
         text, artifact = base.func(query=query, collection=collection,  # type: ignore[misc]
                                    profile=profile, top_n=top_n, filters=filters)
         config = getattr(runtime, "config", None) or {}
@@ -145,11 +146,8 @@ def agent_tools(agent: AgentSpec, settings: RagSettings) -> list[BaseTool]:
     tools = {t.name: t for t in build_tools(
         data_dir=settings.data_dir, collection=agent.knowledge[0] if agent.knowledge else None,
         profile=agent.profile or settings.profile)}
-    chosen: list[BaseTool] = []
-    for name in agent.tools:
-        tool = tools[name]
-        chosen.append(marked_search(tool) if name == "rag_search" else tool)  # type: ignore[arg-type]
-    return chosen
+    return [marked_search(tools[name])  # type: ignore[arg-type]
+            if name == "rag_search" else tools[name] for name in agent.tools]
 
 
 def loop_limit(max_iter: int) -> int:

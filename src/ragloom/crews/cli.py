@@ -122,8 +122,8 @@ def _print_result(result: Any) -> None:
 @crew_app.command("run")
 def run_cmd(
     path: PathArg,
-    inputs: Annotated[list[str], typer.Option("--input", "-i",
-                                              help="a placeholder value, name=value (repeatable)")] = [],  # noqa: B006
+    inputs: Annotated[Optional[list[str]], typer.Option(
+        "--input", "-i", help="a placeholder value, name=value (repeatable)")] = None,
     inputs_json: Annotated[Optional[str], typer.Option("--inputs-json",
                                                        help="all inputs as a JSON object")] = None,
     thread: Annotated[Optional[str], typer.Option("--thread", help="checkpoint thread id "
@@ -142,7 +142,7 @@ def run_cmd(
 
     if resume and not thread:
         raise typer.BadParameter("--resume needs --thread ID")
-    values = _inputs(inputs, inputs_json)
+    values = _inputs(inputs or [], inputs_json)
     thread_id = thread or new_thread_id()
     try:
         crew = build_crew(path, data_dir=data_dir, config_file=config, output_dir=output_dir)

@@ -45,6 +45,7 @@ def read_ragloom(path: Path) -> Draft:
     doc = read_yaml(path)
 
     def locate(loc: Loc) -> Spot:
+        """Where a field of the crew file is."""
         return Spot(path, doc.line(loc), label(loc))
 
     data = doc.data
@@ -133,6 +134,7 @@ def read_crewai(path: Path) -> Draft:
     task_keys = list(tasks_doc.data) if isinstance(tasks_doc.data, dict) else []
 
     def locate(loc: Loc) -> Spot:
+        """Where a normalised field is: agents in agents.yaml, tasks (by position) in tasks.yaml."""
         if loc[:1] == ("agents",):
             rest = loc[1:]
             return Spot(agents_doc.path, agents_doc.line(rest) if rest else None, label(rest))

@@ -1,6 +1,6 @@
 """A validated crew compiled into one LangGraph graph.
 
-    sequential:   begin → [T1.knowledge.C …] → T1 → [T2.knowledge.C …] → T2 → … → finish
+    sequential:   begin → [T1.knowledge.C …] → T1 → [T2.knowledge.C …] → T2 … → finish
     graph:        the same nodes wired by the crew's edges (parallel branches, fan-in)
     hierarchical: begin → manager ⇄ ([A.knowledge.C …] → A) for each agent A → finish
 
@@ -229,13 +229,15 @@ def _knowledge_nodes(graph: StateGraph, parts: CrewParts, owner: str, agent_id: 
 
 def _entry(graph: StateGraph, sources: list[str], knowledge: list[str], target: str) -> None:
     """Wire sources → knowledge nodes (all waited for) → target, or sources → target."""
-    start: str | list[str] = sources[0] if len(sources) == 1 else sources
+    start = _one_or_all(sources)
     for name in knowledge:
         graph.add_edge(start, name)  # type: ignore[arg-type]
-    if knowledge:
-        graph.add_edge(knowledge[0] if len(knowledge) == 1 else knowledge, target)  # type: ignore[arg-type]
-    else:
-        graph.add_edge(start, target)  # type: ignore[arg-type]
+    graph.add_edge(_one_or_all(knowledge) if knowledge else start, target)  # type: ignore[arg-type]
+
+
+def _one_or_all(names: list[str]) -> str | list[str]:
+    """An edge start: one node, or every node of a list (the edge waits for all of them)."""
+    return names[0] if len(names) == 1 else names
 
 
 def _final_task(spec: CrewSpec) -> str:
@@ -375,10 +377,8 @@ def build_crew_graph(parts: CrewParts) -> StateGraph:
         for agent_id in spec.agents:
             graph.add_node(agent_id, _agent_node(parts, agent_id))
             knowledge = _knowledge_nodes(graph, parts, agent_id, agent_id, None)
-            if len(knowledge) > 1:
-                graph.add_edge(knowledge, agent_id)  # type: ignore[arg-type]
-            elif knowledge:
-                graph.add_edge(knowledge[0], agent_id)
+            if knowledge:
+                graph.add_edge(_one_or_all(knowledge), agent_id)  # type: ignore[arg-type]
             graph.add_edge(agent_id, "manager")
             entries[agent_id] = knowledge or [agent_id]
         targets = sorted({n for names in entries.values() for n in names} | {"finish"})
@@ -398,5 +398,5 @@ def build_crew_graph(parts: CrewParts) -> StateGraph:
         previous = [task_id]
     sinks = previous if spec.process != "graph" else [
         t for t in spec.order if t not in {a for a, _ in spec.edges}]
-    graph.add_edge(sinks[0] if len(sinks) == 1 else sinks, "finish")  # type: ignore[arg-type]
+    graph.add_edge(_one_or_all(sinks), "finish")  # type: ignore[arg-type]
     return graph

@@ -1,8 +1,8 @@
-"""An agent's knowledge: retrieved through the retrieval subgraph, numbered into one bounded block.
+"""An agent's knowledge: fetched through the retrieval subgraph, numbered into one bounded block.
 
 Each collection an agent knows is queried by its own node, which invokes the compiled retrieval
-subgraph (transform → retrieve → fuse → rerank → assemble; never generation), so Studio shows it
-as a subgraph. The task node then builds the agent's block: its own passages interleaved by rank
+subgraph (transform → retrieve → fuse → rerank → assemble; never generation), so Studio shows
+it as a subgraph. The task node then builds the agent's block: its own passages interleaved by rank
 across collections and fitted to the token budget, then the passages cited by the outputs of its
 context tasks, whose markers are renumbered into the block's, so that every `[n]` of every task
 output resolves to a chunk. Passages found by the agent's `rag_search` calls join the same block.
@@ -66,6 +66,7 @@ def renumber(text: str, mapping: Mapping[int, int]) -> str:
     """text with each `[n]` marker number replaced by mapping[n] (numbers not mapped dropped)."""
 
     def swap(match: re.Match[str]) -> str:
+        """One marker group, renumbered."""
         numbers = [mapping[n] for n in marker_numbers(match.group(1)) if n in mapping]
         return f"[{', '.join(map(str, dict.fromkeys(numbers)))}]" if numbers else ""
 
@@ -114,6 +115,7 @@ def knowledge_node(subgraph: Any, collection: str, current: Callable[[dict[str, 
     """A node querying one collection for the current task through the retrieval subgraph."""
 
     def knowledge(state: dict[str, Any]) -> dict[str, Any]:
+        """Retrieve the current task's passages from this collection (no generation)."""
         task = current(state)
         with StageClock("knowledge") as clock:
             query = retrieval_query(task, state.get("inputs") or {}, max_chars)

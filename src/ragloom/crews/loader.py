@@ -105,23 +105,27 @@ def _ingestion_notices(reports: list[IngestionReport]) -> list[str]:
     notices = []
     for report in reports:
         for source in [*report.failed, *report.quarantined]:
+            why = "; ".join(source.errors) or ", ".join(source.signals)
             notices.append(f"collection {report.collection!r}: {source.status} "
-                           f"{source.source_id}: {'; '.join(source.errors) or ', '.join(source.signals)}")
+                           f"{source.source_id}: {why}")
     return notices
+
+
+def crew_dir(settings: RagSettings, spec: CrewSpec) -> Path:
+    """The crew's folder under the data directory: <data_dir>/crews/<crew>."""
+    from ragloom import resources
+
+    return resources.data_paths(settings).data_dir / "crews" / slug(spec.name)
 
 
 def checkpoint_path(settings: RagSettings, spec: CrewSpec) -> Path:
     """Where a crew's runs are checkpointed: <data_dir>/crews/<crew>/checkpoints.sqlite."""
-    from ragloom import resources
-
-    return resources.data_paths(settings).data_dir / "crews" / slug(spec.name) / "checkpoints.sqlite"
+    return crew_dir(settings, spec) / "checkpoints.sqlite"
 
 
 def default_output_dir(settings: RagSettings, spec: CrewSpec) -> Path:
     """Where a crew's output files go by default: <data_dir>/crews/<crew>/outputs."""
-    from ragloom import resources
-
-    return resources.data_paths(settings).data_dir / "crews" / slug(spec.name) / "outputs"
+    return crew_dir(settings, spec) / "outputs"
 
 
 def _parts(spec: CrewSpec, settings: RagSettings, chat: BaseChatModel | None,

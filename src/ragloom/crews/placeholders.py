@@ -30,7 +30,8 @@ def as_text(value: Any) -> str:
     return str(value)
 
 
-def missing_inputs(needed: Mapping[str, list[str]], inputs: Mapping[str, Any]) -> ConfigError | None:
+def missing_inputs(needed: Mapping[str, list[str]],
+                   inputs: Mapping[str, Any]) -> ConfigError | None:
     """The error for the placeholders inputs leave unfilled, or None when every one is given."""
     missing = [name for name in needed if name not in inputs]
     if not missing:

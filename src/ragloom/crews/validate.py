@@ -93,15 +93,19 @@ class _Checker:
         self.ignored: dict[str, list[str]] = {}
 
     def problem(self, loc: Loc, message: str) -> None:
+        """Record a problem at loc."""
         self.draft.problems.append(Problem(self.draft.locate(loc), message))
 
     def notice(self, kind: str, message: str, where: Iterable[str] = ()) -> None:
+        """Record a notice, with the places it concerns."""
         self.draft.notices.append(Notice(kind, message, list(where)))
 
     def spot(self, loc: Loc) -> str:
+        """loc as `file:line:field`."""
         return str(self.draft.locate(loc))
 
     def unknown(self, loc: Loc, what: str, name: str, known: Iterable[str]) -> None:
+        """Record an unknown name, with the closest known one and the list."""
         known = sorted(known)
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -125,6 +129,7 @@ class _Checker:
         return kept
 
     def report_ignored(self) -> None:
+        """One notice per ignored key, listing every place it appears."""
         for key, where in self.ignored.items():
             self.notice("ignored", f"ignored key {key!r} (not implemented by ragloom crews)", where)
 
@@ -499,7 +504,8 @@ def validate(draft: Draft) -> CrewSpec:
         raise CrewConfigError(draft.problems)
     return CrewSpec(
         name=shape.name, description=shape.description, dialect=draft.dialect,
-        source=str(draft.source), base_dir=str(draft.base_dir), process=process,  # type: ignore[arg-type]
+        source=str(draft.source), base_dir=str(draft.base_dir),
+        process=process,  # type: ignore[arg-type]
         rag=shape.rag, agents=agents, tasks=tasks, edges=shape.edges, manager=shape.manager,
         order=order, inputs=_inputs(agents, tasks, draft.locate),
         notices=[str(n) for n in draft.notices],
