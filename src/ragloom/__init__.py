@@ -1,6 +1,7 @@
 """ragloom: LangGraph-native retrieval-augmented generation.
 
-The public face: `ingest`, `ask`, `retrieve`, `build_graph`, `run_graph`, `as_retriever`.
+The public face: `ingest`, `ask`, `retrieve`, `build_graph`, `run_graph`, `as_retriever`,
+`load_crew`, `run_crew`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ _EXPORTS = {
     "astream": "ragloom.runner",
     "build_graph": "ragloom.profiles.resolver",
     "as_retriever": "ragloom.retriever",
+    "load_crew": "ragloom.crews.loader",
+    "run_crew": "ragloom.crews.loader",
     "load_settings": "ragloom.settings",
     "RagSettings": "ragloom.settings",
     "RagAnswer": "ragloom.state",

@@ -239,6 +239,12 @@ def eval_(
         raise typer.Exit(0 if verdict.passed else 1)
 
 
+# crews: `ragloom crew validate | run` (the commands live in ragloom/crews/cli.py)
+from ragloom.crews.cli import crew_app  # noqa: E402
+
+app.add_typer(crew_app, name="crew")
+
+
 def main() -> None:
     """Entry point with logging configured."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
