@@ -1,9 +1,14 @@
-"""One exception family for ragloom: every message says what went wrong, where, and what to do."""
+"""One exception family for ragloom: every message says what went wrong, where, and what to do.
+
+The family derives from RuntimeError, and input and configuration errors also from ValueError, so
+servers that only pass on messages of such errors (langgraph dev / LangGraph Platform) show SDK
+clients ragloom's message instead of "An internal error occurred". Messages never hold secrets.
+"""
 
 from __future__ import annotations
 
 
-class RagloomError(Exception):
+class RagloomError(RuntimeError):
     """Base of every error ragloom raises on purpose."""
 
     def __init__(self, what: str, *, where: str | None = None, hint: str | None = None) -> None:
@@ -16,7 +21,7 @@ class RagloomError(Exception):
         super().__init__(" — ".join(parts))
 
 
-class ConfigError(RagloomError):
+class ConfigError(RagloomError, ValueError):
     """Invalid settings, profile, component name or configuration file."""
 
 
@@ -54,7 +59,7 @@ class EmbeddingProfileMismatchError(StoreError):
     """The collection was built with another embedding profile than the active one."""
 
 
-class QueryError(RagloomError):
+class QueryError(RagloomError, ValueError):
     """A question that cannot be processed (empty, oversized)."""
 
 

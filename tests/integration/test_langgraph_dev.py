@@ -138,3 +138,16 @@ def test_adaptive_routes_and_answers_over_http(server: LanggraphDev,
     assert trace_stages(lookup)[:2] == ["guard", "classify"]
     assert hello["route"] == "no_retrieval" and hello["citations"] == []
     assert "retrieve" not in trace_stages(hello)
+
+
+@pytest.mark.parametrize(("payload", "expected"), [
+    ({"question": ""}, "the question is empty"),
+    ({"question": "x", "top_n": "x"}, "top_n must be an integer"),
+])
+def test_input_errors_reach_sdk_clients_with_their_message(server: LanggraphDev,
+                                                           client: SyncLangGraphClient,
+                                                           payload: dict, expected: str) -> None:
+    with server.diagnose():
+        output = client.runs.wait(None, "balanced", input=payload, raise_error=False)
+    error = output["__error__"]
+    assert error["error"] == "QueryError" and expected in error["message"], error
