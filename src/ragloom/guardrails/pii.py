@@ -1,8 +1,8 @@
 """Personal data in text: e-mail addresses, phone numbers, IBANs and payment card numbers.
 
 Candidates are found by pattern and kept only when they validate: phone numbers with Google's
-libphonenumber rules (`phonenumbers`: international numbers anywhere, national ones for the given
-regions), IBANs with their country length and ISO 7064 mod-97 check (`python-stdnum`), card numbers
+libphonenumber rules (`phonenumbers`, strict grouping, dates left out: international numbers
+anywhere, national ones for the given regions), IBANs with their country length and ISO 7064 mod-97 check (`python-stdnum`), card numbers
 with the Luhn check (`python-stdnum`) and a known issuer prefix and length. A match carries a
 normalised key (E.164 phone, compact IBAN or card digits, lower-case e-mail) so the same value can be
 recognised in another text whatever its formatting.
@@ -28,6 +28,8 @@ _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]{4}){2,7
                    r"(?![A-Za-z0-9])")
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 _DIGIT_RUN = re.compile(r"\d[\d\s().+/-]{5,}\d")
+_MARKER = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
+_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")
 _CARD_PREFIXES: tuple[tuple[tuple[int, int], frozenset[int]], ...] = (
     ((4, 4), frozenset({13, 16, 19})),  # Visa
     ((51, 55), frozenset({16})), ((2221, 2720), frozenset({16})),  # Mastercard
@@ -97,9 +99,14 @@ def _phones(text: str, regions: Sequence[str]) -> Iterable[PiiMatch]:
         return
     import phonenumbers
 
+    # citation markers glued to a number ("… 56 78 [2]") make the matcher reject it: blank them
+    # out, offsets unchanged
+    text = _MARKER.sub(lambda m: " " * len(m.group()), text)
     for region in regions:
         for m in phonenumbers.PhoneNumberMatcher(text, region.upper(),
-                                                 leniency=phonenumbers.Leniency.VALID):
+                                                 leniency=phonenumbers.Leniency.STRICT_GROUPING):
+            if _DATE.search(m.raw_string):
+                continue
             key = phonenumbers.format_number(m.number, phonenumbers.PhoneNumberFormat.E164)
             yield PiiMatch("phone", m.start, m.end, m.raw_string, key)
 
