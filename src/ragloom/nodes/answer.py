@@ -17,7 +17,7 @@ from ragloom.errors import QueryError
 from ragloom.language import detect_language, primary_code
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.generate import build_citations
-from ragloom.nodes.ranking import run_ranking
+from ragloom.nodes.ranking import KNOBS, run_ranking
 from ragloom.nodes.trace import StageClock, in_stage_order
 from ragloom.state import RagAnswer, RagState, TraceStep, Verdict
 
@@ -95,7 +95,8 @@ def guard(state: RagState, deps: RagDeps) -> dict[str, Any]:
         if ranking is not None:
             clock.note(ranking=ranking.model_dump(exclude={"per_request"}))
     return {"question": question, "top_n": top_n, "max_iterations": budget, "iterations": 0,
-            "lang": lang, "ranking": ranking.model_dump() if ranking is not None else None,
+            "lang": lang,
+            "ranking": ranking.model_dump(include=set(KNOBS)) if ranking is not None else None,
             "trace": clock.trace()}
 
 
