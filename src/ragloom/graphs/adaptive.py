@@ -28,8 +28,8 @@ from ragloom.graphs.corrective import build_corrective_graph
 from ragloom.graphs.guards import add_guarded_start, add_output_guard, add_scope, guard_skips
 from ragloom.graphs.retrieval import compile_retrieval, hop_retrieval, retrieval_skips
 from ragloom.graphs.routing import route_by_class, send_bridge_hops, send_hops
-from ragloom.graphs.staged import answer_skips, build_staged_graph
-from ragloom.nodes import answer, classify, generate, groundedness, multihop
+from ragloom.graphs.staged import add_answer_stages, answer_skips, build_staged_graph
+from ragloom.nodes import answer, classify, multihop
 from ragloom.nodes.deps import RagDeps
 from ragloom.state import RagAnswer, RagContext, RagState
 
@@ -85,11 +85,7 @@ def build_adaptive_graph(deps: RagDeps | DepsSource) -> StateGraph:
     graph.add_conditional_edges("bridge", send_bridge_hops, ["bridge_hop", "merge"])
     graph.add_edge("bridge_hop", "merge")
     if answering:
-        graph.add_node("generate", bind(generate.generate, source))
-        names = ["generate"]
-        if settings.groundedness.enabled:
-            graph.add_node("groundedness", bind(groundedness.groundedness, source))
-            names.append("groundedness")
+        names = add_answer_stages(graph, source)
         graph.add_edge("merge", add_scope(graph, source))
         chain(graph, [*names, done])
     else:

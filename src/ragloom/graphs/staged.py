@@ -33,6 +33,15 @@ def answer_skips(settings: RagSettings) -> list[TraceStep]:
     return []
 
 
+def add_answer_stages(graph: StateGraph, source: DepsSource) -> list[str]:
+    """Add generate and, when enabled, groundedness; return their names in order."""
+    graph.add_node("generate", bind(generate.generate, source))
+    if not source.base.settings.groundedness.enabled:
+        return ["generate"]
+    graph.add_node("groundedness", bind(groundedness.groundedness, source))
+    return ["generate", "groundedness"]
+
+
 def add_retrieval(graph: StateGraph, source: DepsSource) -> None:
     """Add the compiled retrieval subgraph as the node `retrieval`."""
     graph.add_node("retrieval", build_retrieval_graph(source).compile(name="retrieval"))
@@ -54,11 +63,7 @@ def build_staged_graph(deps: RagDeps | DepsSource, *, input_guarded: bool = True
     if not settings.generate.enabled:
         chain(graph, ["retrieval", "answer", END])
         return graph
-    graph.add_node("generate", bind(generate.generate, source))
-    names = ["generate"]
-    if settings.groundedness.enabled:
-        graph.add_node("groundedness", bind(groundedness.groundedness, source))
-        names.append("groundedness")
+    names = add_answer_stages(graph, source)
     graph.add_edge("retrieval", add_scope(graph, source))
     chain(graph, [*names, add_output_guard(graph, source)])
     graph.add_edge("answer", END)

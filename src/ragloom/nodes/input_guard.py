@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragloom.errors import ChatUnavailableError
 from ragloom.guardrails.classifier import Category, GuardVerdict, heuristic_verdict
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.trace import StageClock, log_once
+from ragloom.nodes.structured import structured_or_fallback
+from ragloom.nodes.trace import StageClock
 from ragloom.providers.chat import complete_structured
 from ragloom.state import RagState, Verdict
 
@@ -44,15 +44,17 @@ class GuardReply(BaseModel):
     reason: str = ""
 
 
+def _from_reply(reply: GuardReply) -> GuardVerdict:
+    return GuardVerdict(reply.category, ("llm",), reply.reason[:200])
+
+
 def llm_verdict(question: str, chat: Any) -> GuardVerdict | None:
     """The chat model's verdict (one constrained call), or None when its reply is unusable.
 
     Raises ChatUnavailableError like `complete_structured` when the model does not answer.
     """
     reply = complete_structured(chat, LLM_SYSTEM, question, GuardReply)
-    if reply is None:
-        return None
-    return GuardVerdict(reply.category, ("llm",), reply.reason[:200])
+    return _from_reply(reply) if reply is not None else None
 
 
 def input_guard(state: RagState, deps: RagDeps) -> dict[str, Any]:
@@ -62,17 +64,9 @@ def input_guard(state: RagState, deps: RagDeps) -> dict[str, Any]:
     with StageClock(STAGE) as clock:
         verdict = None
         if deps.settings.guard.classifier == "llm":
-            if deps.chat is None:
-                log_once("input_guard.no-chat", "no chat model: the input guard uses the heuristic")
-                clock.note(fallback="heuristic: the llm classifier needs a chat model")
-            else:
-                try:
-                    verdict = llm_verdict(question, deps.chat)
-                except ChatUnavailableError as exc:
-                    clock.note(fallback=f"heuristic: {exc.what}")
-                    update["best_effort"] = True
-                if verdict is None and "fallback" not in clock.detail:
-                    clock.note(fallback="heuristic: no usable category from the model")
+            reply = structured_or_fallback(deps, clock, update, system=LLM_SYSTEM, user=question,
+                                           schema=GuardReply, fallback="heuristic")
+            verdict = _from_reply(reply) if reply is not None else None
         classifier = "llm" if verdict is not None else "heuristic"
         if verdict is None:
             verdict = heuristic_verdict(question)
