@@ -114,3 +114,11 @@ def test_messages_name_the_category_in_the_request_language() -> None:
     assert "Lumen FAQ, Troubleshooting" in not_found(["Lumen FAQ", "Troubleshooting"], "en")
     assert not_found([], "fr").startswith("Je ne sais pas")
     assert uncited_warning("de").startswith("Vorsicht")
+
+
+def test_a_streamed_answer_is_redacted_sentence_by_sentence() -> None:
+    from ragloom.guardrails.pii import redacting_stream
+
+    tokens = ["Call Ann on +33 6 ", "12 34 56", " 78 [1]. Or", " mail ann@", "x.org [2]"]
+    out = list(redacting_stream(tokens))
+    assert out == ["Call Ann on [phone redacted] [1]. ", "Or mail [email redacted] [2]"]

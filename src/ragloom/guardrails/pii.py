@@ -11,7 +11,7 @@ recognised in another text whatever its formatting.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -145,3 +145,26 @@ def redact_pii(text: str, kinds: Iterable[str] = PII_KINDS,
     """Text with every validated piece of personal data redacted, and what was found."""
     matches = find_pii(text, kinds, regions)
     return (redact(text, matches) if matches else text), matches
+
+
+_SENTENCE_END = re.compile(r"[.!?…]['\")\]]*\s+|\n")
+
+
+def redacting_stream(pieces: Iterable[str], kinds: Iterable[str] = PII_KINDS,
+                     regions: Sequence[str] = DEFAULT_REGIONS) -> Iterator[str]:
+    """Re-chunk streamed answer text into whole sentences with personal data redacted.
+
+    Tokens can split a phone number or an address over several pieces, so text is held back until
+    a sentence ends (the rest is flushed at the end). For streaming surfaces (SSE): the output
+    guard checks the final answer, but the tokens a client already saw were the generator's.
+    """
+    wanted = list(kinds)
+    held = ""
+    for piece in pieces:
+        held += piece
+        ends = [m.end() for m in _SENTENCE_END.finditer(held)]
+        if ends:
+            ready, held = held[:ends[-1]], held[ends[-1]:]
+            yield redact_pii(ready, wanted, regions)[0]
+    if held:
+        yield redact_pii(held, wanted, regions)[0]
