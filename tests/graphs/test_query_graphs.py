@@ -109,7 +109,8 @@ def test_answer_cites_resolvable_chunks_with_a_full_trace(kb_data: Path, profile
     assert by_stage["generate"]["generator"] == "extractive"
     assert by_stage["rerank"].get("reranker", "none") == "none"
     if profile == "quality":
-        assert result.verdicts and result.verdicts[0].stage == "groundedness"
+        assert [v.stage for v in result.verdicts] == ["input_guard", "scope", "groundedness",
+                                                      "output_guard"]
     else:
         assert by_stage["groundedness"].get("skipped") is True
     assert result.profile == profile
