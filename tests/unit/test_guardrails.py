@@ -122,3 +122,19 @@ def test_a_streamed_answer_is_redacted_sentence_by_sentence() -> None:
     tokens = ["Call Ann on +33 6 ", "12 34 56", " 78 [1]. Or", " mail ann@", "x.org [2]"]
     out = list(redacting_stream(tokens))
     assert out == ["Call Ann on [phone redacted] [1]. ", "Or mail [email redacted] [2]"]
+
+
+@pytest.mark.parametrize(("verdicts", "expected"), [
+    ([("input_guard", "jailbreak")], ("jailbreak", "input_guard")),
+    ([("input_guard", "ok"), ("scope", "out_of_scope")], ("out_of_scope", "scope")),
+    ([("input_guard", "ok"), ("scope", "in_scope"), ("output_guard", "redacted")],
+     ("redacted", "output_guard")),
+    ([("input_guard", "ok"), ("scope", "in_scope"), ("output_guard", "pass")], ("ok", "")),
+    ([], ("ok", "")),
+])
+def test_the_guardrail_outcome_of_an_answer(verdicts: list[tuple[str, str]],
+                                            expected: tuple[str, str]) -> None:
+    from ragloom.guardrails.outcome import guardrail_outcome
+    from ragloom.state import Verdict
+
+    assert guardrail_outcome([Verdict(stage=s, verdict=v) for s, v in verdicts]) == expected
