@@ -42,6 +42,9 @@ JAILBREAK_SIGNALS = frozenset({
 """Injection-scan signals that make a question a jailbreak (not answer steering alone)."""
 SCAN_LEVEL = 0.45
 """The scan score (its `suspicious` level) from which a question is a jailbreak."""
+SCAN_BUDGET_S = 0.1
+"""Time the injection scan may take over one question (ordinary ones take about a millisecond);
+a question that exhausts it is refused as a jailbreak."""
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'",
                               "\u2010": "-", "\u2011": "-", "\u00a0": " "})
@@ -156,7 +159,8 @@ def _scan(text: str) -> tuple[float, frozenset[str]]:
     from ragloom.ingest.validation import scan_injection
     from ragloom.state import SourceDocument
 
-    result = scan_injection(SourceDocument(doc_id="question", source_id="question", text=text))
+    result = scan_injection(SourceDocument(doc_id="question", source_id="question", text=text),
+                            budget_s=SCAN_BUDGET_S)
     return result.score, frozenset(result.signals)
 
 
@@ -168,15 +172,23 @@ def jailbreak(question: str, prepared: Prepared) -> GuardVerdict | None:
     """A jailbreak verdict, or None."""
     for text in dict.fromkeys([question, prepared.deleeted]):
         score, signals = _scan(text)
+        if "scan_timeout" in signals:
+            return GuardVerdict("jailbreak", ("scan:scan_timeout",),
+                                f"the injection scan ran out of its {SCAN_BUDGET_S:g} s: text "
+                                "built to be slow to read (letter-spaced or split words)")
         found = sorted(signals & JAILBREAK_SIGNALS)
         if score >= SCAN_LEVEL and found:
             return GuardVerdict("jailbreak", tuple(f"scan:{s}" for s in found),
                                 f"injection scan {score:.2f}: {', '.join(found)}")
     for text in dict.fromkeys([prepared.folded, prepared.deleeted]):
+        quoted = prepared.quoted if text is prepared.folded else ()
         for label, pattern in rules.JAILBREAK:
-            match = _unquoted(pattern, text, prepared.quoted if text is prepared.folded else ())
+            match = _unquoted(pattern, text, quoted)
             if match:
                 return GuardVerdict("jailbreak", (label,), f"{label}: {_evidence(match)!r}")
+        match = _unquoted(rules.DROPPED_LIMITS, text, quoted)
+        if match and rules.TO_ASSISTANT.search(text):
+            return GuardVerdict("jailbreak", ("override",), f"override: {_evidence(match)!r}")
     return None
 
 

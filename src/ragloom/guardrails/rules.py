@@ -35,7 +35,7 @@ LIMITS = (
     r"censorship|safety\s+(?:settings|rules|measures|features|mode|protocols?)|content\s+filters?|"
     r"regles?|limites?|filtres?|garde-fous|censure|consignes?|interdits?|contraintes?|"
     r"politique\s+de\s+securite|securite|laws?|lois?|(?:safety\s+)?training|alignment|moderation|"
-    r"directives|content\s+polic(?:y|ies)|politiques?\s+de\s+contenu)"
+    r"directives|content\s+polic(?:y|ies)|politiques?\s+de\s+contenu|guidance|politiques?)"
 )
 """What a jailbreak asks the assistant to drop."""
 
@@ -48,7 +48,7 @@ SECRET_QUALIFIER = (
 """Words that make "the instructions" the assistant's own."""
 
 REMOVE = (
-    r"skip|ignore|ignoring|disregard|forget|bypass|override|lift|drop|remove|disable|turn\s+off|"
+    r"skip|ignore|ignores|ignoring|disregard|disregards|forget|bypass|override|lift|drop|remove|disable|turn\s+off|"
     r"suspend|waive|set\s+aside|no\s+longer\s+(?:follow|apply|obey|bound\s+by)|without|with\s+no|"
     r"free\s+(?:of|from)|freed\s+from|zero|not\s+bound\s+by|unbound\s+by|no|aucune?|sans|"
     r"plus\s+de|ne\s+(?:plus|pas)\s+(?:tenir\s+compte|respecter|suivre|appliquer)|oublie[rz]?|"
@@ -65,7 +65,8 @@ EARLIER = (
 ADDRESSED = (
     r"your|yourself|you\s+(?:are|'re|were|have|had|will|must|shall|can\s+now|now|would)|tu|toi|ton|"
     r"ta|tes|te|votre|vos|vous\s+(?:etes|avez)|ai|a\.i\.|assistant|chatbot|bot|model|gpt|\w+gpt|llm|"
-    r"ia|modele|robot|intelligence\s+artificielle"
+    r"ia|modele|robot|intelligence\s+artificielle|(?:respond|answer|reply|speak|act)\s+as|"
+    r"once\s+as|en\s+tant\s+qu|comme\s+si\s+tu|reponds|repondez"
 )
 """Words that say the assistant itself is meant (not an impersonal "you")."""
 REVEAL = (
@@ -80,6 +81,8 @@ CONFIG = (
 )
 """What the assistant was set up with (instructions "for pairing a sensor" are documentation)."""
 OWN_CONFIG = (
+    r"(?:developer|system|operator|hidden)\s+(?:message|prompt|instructions)|message\s+(?:du\s+)?"
+    r"(?:developpeur|systeme)|prompt\s+systeme|"
     rf"(?:{ADDRESSED})\s+(?:\w+\s+){{0,3}}?(?:{CONFIG})|(?:{SECRET_QUALIFIER})\s+(?:{CONFIG})|"
     rf"(?:{CONFIG})\s+(?:cache(?:e|es|s)?|secrete?s?|interne?s?|initia(?:l|le|les|ux)|"
     r"confidentiel(?:le)?s?)"
@@ -115,7 +118,10 @@ JAILBREAK: tuple[tuple[str, regex.Pattern[str]], ...] = (
         r"initiali[sz]ation|pre-?prompt|system\s+card)\b|"
         r"\b(?:rules|instructions|guidelines|directives|prompt)\s+(?:that\s+)?you\s+(?:were|have\s+"
         r"been|are)\s+(?:given|told|programmed|trained|configured|instructed)\b|"
-        r"\bwhat\s+(?:were|have)\s+you\s+(?:been\s+)?(?:told|instructed|programmed)\b")),
+        r"\bwhat\s+(?:were|have)\s+you\s+(?:been\s+)?(?:told|instructed|programmed)\b|"
+        r"\bwhat\s+you\s+(?:were|have\s+been|are)\s+(?:told|instructed|programmed|asked|"
+        r"configured)\s+(?:to\s+(?:do|say)|with)\b|\bce\s+qu'on\s+(?:t'a|vous\s+a)\s+"
+        r"(?:demande|dit|ordonne|indique)\s+de\s+(?:faire|dire)\b")),
     ("prompt_extraction", _c(
         r"\b(?:everything|all|the\s+(?:text|words|lines?|messages?|content))\s+(?:written\s+|that\s+"
         r"(?:is|was|appears)\s+)?(?:above\s+this|above|before\s+this|prior\s+to\s+this|at\s+the\s+"
@@ -204,7 +210,7 @@ JAILBREAK: tuple[tuple[str, regex.Pattern[str]], ...] = (
         r"sans\s+(?:aucune\s+)?(?:limite|restriction|censure|regle)s?|debride(?:e)?|libere(?:e)?)\b")),
     ("role_play", _c(
         rf"\b(?:freed|free|liberated|released|unchained|broken\s+free|broke\s+free|libere(?:e)?s?|"
-        rf"affranchie?s?)\s+(?:from|of|de|des|du)\s+(?:\S+\s+){{0,3}}?{LIMITS}\b|"
+        rf"libres?|affranchie?s?)\s+(?:from|of|de|des|du)\s+(?:\S+\s+){{0,3}}?{LIMITS}\b|"
         r"\b(?:you|tu|vous)\s+(?:are|have\s+been|were|'re|es|etes|as\s+ete|avez\s+ete)\s+(?:now\s+|"
         r"maintenant\s+|desormais\s+)?(?:jailbroken|jailbreake?|unlocked|freed|liberated|unchained|"
         r"set\s+free|liberee?|debridee?|deverrouillee?)\b")),
@@ -246,14 +252,24 @@ JAILBREAK: tuple[tuple[str, regex.Pattern[str]], ...] = (
         r"(?:\]|\|?>|\*\*|\})?\s*(?::|\]|\|?>|-{2,})|<\|im_start\|>|\[/?inst\]|<</?sys>>|"
         r"</?system>")),
     ("override", _c(near(REMOVE, rf"(?:{LIMITS})\s+(?:{EARLIER})", 30))),
-    ("override", _c(rf"{near(REMOVE, LIMITS, 30)}(?=.*\b(?:{ADDRESSED})\b)|"
-                    rf"(?=.*\b(?:{ADDRESSED})\b).*{near(REMOVE, LIMITS, 30)}")),
+    ("override", _c(
+        rf"\b(?:{LIMITS})\b[^.?!;\n]{{0,40}}?\b(?:revoked|rescinded|withdrawn|lifted|void|voided|"
+        r"disabled|suspended|removed|cancell?ed|deactivated|waived|overridden|switched\s+off|"
+        r"turned\s+off|no\s+longer\s+(?:apply|applies|in\s+(?:effect|force))|levee?s?|"
+        r"suspendue?s?|desactivee?s?|annulee?s?|supprimee?s?|abrogee?s?|revoquee?s?|"
+        r"ne\s+s'appliquent\s+plus)\b")),
+
     ("prompt_extraction", _c(near(REVEAL, OWN_CONFIG, 40))),
     ("fake_system", _c(
         r"\b(?:end\s+of\s+(?:document|context|text|passages?|conversation)|fin\s+du\s+(?:document|"
         r"contexte|texte))\b\W{0,5}\s*(?:new\s+|nouvelles?\s+)?(?:instructions?|consignes?|task|"
         r"tache|rules?|regles?)?")),
 )
+
+DROPPED_LIMITS = _c(near(REMOVE, LIMITS, 30))
+"""A rule dropped ("skip your usual restrictions", "sans aucune consigne")..."""
+TO_ASSISTANT = _c(rf"\b(?:{ADDRESSED})\b")
+"""...counts as a jailbreak when the question also addresses the assistant."""
 
 # --- dangerous: harmful objects and how-to requests ------------------------------------------
 
@@ -300,7 +316,7 @@ HARMFUL_OBJECT = _c(
 MAKE = (
     r"(?:write|create|code|coding|build|make|making|develop|program|generate|design|craft|draft|"
     r"produce|synthesi[sz]e|synthesi[sz]ing|cook|manufacture|assemble|brew|prepare|construct|"
-    r"deploy|launch|set\s+up|3d[\s-]print|print|obtain|acquire|buy|order|get\s+(?:hold\s+of|"
+    r"deploy|launch|set\s+up|install|put|inject|sneak|3d[\s-]print|print|installer|mettre|obtain|acquire|buy|order|get\s+(?:hold\s+of|"
     r"some|me)|extract|grow|weaponi[sz]e|distribute|spread|release|plant|detonate|hide|"
     r"ecri[st]|ecrire|redige[rz]?|cree[rz]?|creer|code[rz]?|coder|programme[rz]?|fabrique[rz]?|"
     r"fabriquer|fais|faire|synthetise[rz]?|synthetiser|produi(?:re|s|t)|prepare[rz]?|"
@@ -356,7 +372,9 @@ PERSON_SINGULAR = (
     r"cliente|utilisat(?:eur|rice)|abonne(?:e)?|locataire|etudiant(?:e)?|eleve|professeur|prof|"
     r"candidat(?:e)?|soeur|frere|mere|pere|fils|fille|enfant|personne|colocataire|victime|guy|"
     r"man|woman|lady|girl|boy|gentleman|author|writer|owner|engineer|developer|nurse|doctor|"
-    r"homme|dame|garcon|gars|mec|type|auteur|proprietaire|ingenieur|medecin|infirmiere?)"
+    r"homme|dame|garcon|gars|mec|type|auteur|proprietaire|ingenieur|medecin|infirmiere?|intern|"
+    r"trainee|apprentice|secretary|receptionist|stagiaire|apprentie?|secretaire|"
+    r"receptionniste)"
 )
 JOB_PLURAL = (
     r"(?:engineers|developers|nurses|doctors|drivers|agents|sellers|salespeople|technicians|"
@@ -386,6 +404,12 @@ _DEVICE = (
     r"location|localisation|calendar|agenda)"
 )
 INTRUSION = _c(
+    r"\b(?:brute[\s-]?forc\w*|crack|cracking|hack|hacking|break\s+into|get\s+into|forcer|"
+    r"cracker|pirater|acceder\s+a)\b[^.?!]{0,60}?\b(?:(?:i|we)\s+(?:don't|do\s+not|doesn't)\s+"
+    r"(?:own|control|have\s+(?:access|permission))|(?:that|which)\s+(?:isn't|is\s+not)\s+(?:mine|"
+    r"ours)|not\s+(?:mine|ours)|qui\s+ne\s+m'appartient\s+pas|qui\s+n'est\s+pas\s+(?:a\s+moi|"
+    r"le\s+mien)|dont\s+je\s+ne\s+suis\s+pas\s+proprietaire|sans\s+autorisation|without\s+"
+    r"(?:authori[sz]ation|permission))\b|"
     rf"\b{_INTRUDE}\s+(?:into\s+)?(?:\w+\s+){{0,3}}?{THIRD_PARTY}\s+(?:\w+\s+){{0,2}}?{_DEVICE}\b|"
     rf"\b{_INTRUDE}\s+(?:into\s+)?(?:\w+\s+){{0,3}}?{_DEVICE}\s+(?:\w+\s+){{0,2}}?"
     rf"(?:of|from|belonging\s+to|de|du|d')\s*{THIRD_PARTY}|"
@@ -421,6 +445,13 @@ VIOLENCE = _c(
     r"\b(?:take\s+down|knock\s+(?:\w+\s+)?offline|crash|ddos|flood|overload|paralyze|faire\s+tomber|"
     r"mettre\s+hors\s+(?:ligne|service)|saturer)\s+(?:\S+\s+){0,3}?(?:website|site|server|servers|"
     r"network|service|serveur|reseau)\b|"
+    r"\b(?:kill|poison|hurt|harm|torture|tuer|empoisonner|blesser|torturer)\s+(?:\S+\s+){0,2}?"
+    r"(?:dogs?|cats?|pets?|animals?|horses?|chiens?|chats?|animaux|animal|chevaux|cheval)\b|"
+    r"\b(?:trick|tricks|fool|fools|con|deceive|deceives|scam|scams|pressure|manipulate|pousse|"
+    r"poussent|piege|incite|incitent|manipule)\s+(?:\w+\s+)?(?:people|users|customers|victims|"
+    r"someone|them|employees|les\s+gens|des\s+gens|les\s+utilisateurs|les\s+clients|"
+    r"quelqu'un|les\s+victimes)\s+(?:into|to|a|en)\s+(?:\w+\s+)?(?:giving|entering|revealing|"
+    r"sharing|sending|typing|donner|saisir|reveler|communiquer|envoyer|taper)\b|"
     r"\b(?:kill|hang|hurt|harm)\s+myself\b|\bend\s+my\s+(?:own\s+)?life\b|\bsuicide\s+"
     r"(?:methods?|ways?)\b|\bme\s+(?:suicider|tuer|pendre|faire\s+du\s+mal)\b|\bmettre\s+fin\s+a\s+"
     r"mes\s+jours\b"
@@ -459,7 +490,7 @@ PII_ATTRIBUTE = _c(
     r"numeros?(?:\s+de\s+(?:telephone|portable|mobile|tel|secu(?:rite\s+sociale)?|passeport|"
     r"carte|compte))?|portable|telephone|(?:adresses?|adresse)(?:\s+(?:postale|personnelle|"
     r"privee|du\s+domicile|e-?mail|mail|electronique|exacte|ip))?|courriels?|e-?mails?|mails?|"
-    r"date\s+de\s+naissance|anniversaire|age|securite\s+sociale|secu|nir|passeport|carte\s+"
+    r"dates?\s+de\s+naissance|anniversaires?|age|securite\s+sociale|secu|nir|passeport|carte\s+"
     r"(?:d'identite|bancaire|bleue|de\s+credit|vitale)|compte\s+bancaire|rib|iban|salaires?|"
     r"remuneration|gagne|revenus?|paie|fiche\s+de\s+paie|dossier\s+medical|maladie|maladies|"
     r"souffre|souffrent|sante|diagnostic|vih|sida|diabete|enceinte|arret\s+maladie|mots?\s+de\s+passe|"
@@ -487,7 +518,7 @@ VALUE_SEEKING = _c(
     r"(?:does|do|did|is)|when\s+(?:was|is|were)|does|did|has|is|who\s+(?:has|knows)|everything|"
     r"quel(?:le)?s?|donne|dis|trouve|cherche|envoie|liste|exporte|affiche|montre|communique|"
     r"recupere|revele|ou\s+(?:habite|vit|loge|reside|se\s+trouve|est)|combien|quand|besoin|"
-    r"trouver|peux-tu|pourrais-tu|can\s+you|could\s+you|"
+    r"trouver|peux-tu|pourrais-tu|can\s+you|could\s+you|veux|voudrais|aimerais|"
     r"as-tu|l'as|avez-vous|"
     r"de\s+quelle|a-t-(?:il|elle)|est-ce\s+que)\b"
 )
@@ -495,12 +526,15 @@ BENIGN_PII = _c(
     r"\b(?:how\s+(?:do|can|should|could|would|does|are|is)\s+(?:i|we|you|one|it|they|the)?\s*"
     r"(?:\w+\s+){0,3}?(?:change|update|edit|modify|reset|delete|remove|protect|store|stored|validate|"
     r"validated|handle|handled|format|formatted|encrypt|hash|collect|processed|kept|secure|"
-    r"anonymi[sz]e|mask)|how\s+long|^\s*why\b|policy|policies|gdpr|rgpd|law|regulation|compliance|"
+    r"anonymi[sz]e|mask)|how\s+long|^\s*why\b|(?:according\s+to|under|in|per)\s+(?:the|our)\s+"
+    r"(?:\w+\s+)?polic(?:y|ies)|polic(?:y|ies)\s+(?:on|for|about|regarding|says?)|what\s+does\s+"
+    r"(?:the|our)\s+(?:\w+\s+)?polic(?:y|ies)|gdpr|rgpd|law|regulation|compliance|"
     r"retention|retained|explain|what\s+(?:is|are)\s+(?:a|an)\b|definition|format\s+of|"
     r"is\s+it\s+(?:safe|secure|okay|ok|legal|allowed|possible|wise)|est-(?:il|ce)\s+"
     r"(?:sur|securise|legal|permis|prudent)|"
     r"comment\s+(?:\w+\s+)?(?:modifier|changer|mettre\s+a\s+jour|proteger|supprimer|stocker|"
-    r"conserver|gerer|valider)|combien\s+de\s+temps|^\s*pourquoi\b|politique|que\s+dit)\b"
+    r"conserver|gerer|valider)|combien\s+de\s+temps|^\s*pourquoi\b|selon\s+la\s+politique|"
+    r"politique\s+de\s+(?:confidentialite|conservation|securite|protection)|que\s+dit)\b"
 )
 """Questions about handling personal data in general, not asking for someone's."""
 
@@ -579,7 +613,10 @@ OUT_OF_SCOPE: tuple[tuple[str, regex.Pattern[str]], ...] = (
         r"\bquel\s+temps\s+(?:fait-il|fera-t-il|va-t-il\s+faire)\b|"
         r"\bmeteo\s+(?:de\s+)?(?:demain|d'aujourd'hui|aujourd'hui|ce\s+soir|cette\s+semaine|du\s+"
         r"week-end)\s+(?:a|au|en|pour|sur)\b|\bweather\s+(?:be\s+)?(?:like\s+)?(?:tomorrow|today|"
-        r"tonight|this\s+weekend)\s+(?:in|at)\b|\bmeteo\s+(?:a|de|du|pour)\s+"
+        r"tonight|this\s+weekend)\s+(?:in|at)\b|"
+        r"^(?!.*\b(?:accura\w+|sensors?|stations?|devices?|measur\w+|readings?|records?|data|lumen)\b)"
+        r".*\bweather\b[^.?!]{0,40}?\b(?:today|tomorrow|tonight|this\s+(?:week|weekend|morning|"
+        r"afternoon|evening)|next\s+week|right\s+now)\b|\bmeteo\s+(?:a|de|du|pour)\s+"
         r"\w+\s+(?:aujourd'hui|demain|ce\s+soir|cette\s+semaine)\b")),
     ("realtime", _c(
         r"\b(?:stock|share)\s+(?:price|value)|\bprice\s+of\s+(?:bitcoin|ethereum|btc|eth|gold|oil|"
@@ -612,6 +649,12 @@ OUT_OF_SCOPE: tuple[tuple[str, regex.Pattern[str]], ...] = (
         r"(?:job|wife|husband|partner|boyfriend|girlfriend)|propose|have\s+(?:a\s+)?(?:baby|kids?))\b|"
         r"\b(?:dois-je|devrais-je|est-ce\s+que\s+je\s+(?:dois|devrais))\s+(?:\w+\s+)?"
         r"(?:demissionner|quitter|divorcer|rompre|epouser|me\s+marier|larguer)\b")),
+    ("investment_advice", _c(
+        r"\b(?:which|what)\s+(?:stocks?|shares?|crypto\w*|coins?|funds?|etfs?)\s+should\s+(?:i|we)\s+"
+        r"(?:buy|sell|invest)|\bshould\s+(?:i|we)\s+(?:buy|sell|invest\s+in)\s+(?:\w+\s+)?"
+        r"(?:stocks?|shares?|bitcoin|crypto\w*|gold)\b|\b(?:quelles?|quels?)\s+(?:actions|cryptos?|"
+        r"fonds)\s+(?:devrais-je|dois-je|faut-il)\s+(?:acheter|vendre)|\b(?:dois-je|devrais-je)\s+"
+        r"(?:acheter|vendre|investir)\b")),
     ("prediction", _c(
         r"\b(?:who|which\s+(?:team|party|candidate|country|player))\s+will\s+win\b|"
         r"\bwill\s+(?:the\s+)?(?:stock|market|bitcoin|price)s?\s+(?:go\s+up|rise|fall|crash)\b|"
