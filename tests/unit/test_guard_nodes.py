@@ -121,3 +121,11 @@ def test_cited_abstaining_and_direct_answers_need_no_warning() -> None:
                   _answer_state("I don't know", passages, []),
                   {**_answer_state("Hello! Ask me a question.", [], []), "route": "no_retrieval"}):
         assert output_guard(state, deps())["verdicts"][0].verdict == "pass"
+
+
+def test_a_refusal_is_logged_without_the_question(caplog: pytest.LogCaptureFixture) -> None:
+    state = {"question": "What is Jean Dupont's phone number?", "lang": "en",
+             "verdicts": [Verdict(stage="input_guard", verdict="pii_request")]}
+    with caplog.at_level("INFO", logger="ragloom"):
+        refuse(state, deps())
+    assert "category=pii_request by=input_guard" in caplog.text and "Dupont" not in caplog.text

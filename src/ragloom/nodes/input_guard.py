@@ -4,13 +4,12 @@ Categories: ok, out_of_scope, pii_request, jailbreak, dangerous (`ragloom.guardr
 The heuristic classifier makes no model call. `guard.classifier: llm` makes one constrained call
 (`complete_structured`) and falls back to the heuristic when there is no chat model, the model is
 unavailable (best-effort, traced) or its reply is unusable. The verdict is recorded as
-`Verdict(stage="input_guard", verdict=<category>)`, traced with the rules that decided it, and
-logged (category and rules only: never the question, which may hold personal data).
+`Verdict(stage="input_guard", verdict=<category>)` and traced with the rules that decided it; the
+refusal node logs it.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from pydantic import BaseModel
@@ -23,7 +22,6 @@ from ragloom.providers.chat import complete_structured
 from ragloom.state import RagState, Verdict
 
 STAGE = "input_guard"
-logger = logging.getLogger("ragloom")
 LLM_SYSTEM = (
     "You screen questions sent to an assistant that answers from a company's document collection. "
     "Classify the question into one category: ok (a question the documents may answer, including "
@@ -72,9 +70,6 @@ def input_guard(state: RagState, deps: RagDeps) -> dict[str, Any]:
             verdict = heuristic_verdict(question)
         clock.note(classifier=classifier, category=verdict.category, rules=list(verdict.rules),
                    lang=state.get("lang"))
-    if verdict.category != "ok":
-        logger.info("input guard refused a question: category=%s rules=%s classifier=%s",
-                    verdict.category, ",".join(verdict.rules), classifier)
     update.update({
         "verdicts": [Verdict(stage=STAGE, verdict=verdict.category, reason=verdict.reason)],
         "trace": clock.trace(),

@@ -1,11 +1,13 @@
 """The refusal node: a safe answer, in the request's language, for a question a guard stopped.
 
 The input guard's refusals name the category; the scope check's (`out_of_scope` after retrieval)
-says `I don't know` and names the closest sources the collection does hold. No citations.
+says `I don't know` and names the closest sources the collection does hold. No citations. Each
+refusal is logged (category, stage, language: never the question, which may hold personal data).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ragloom.guardrails.messages import not_found, refusal
@@ -15,6 +17,7 @@ from ragloom.nodes.verdicts import last_verdict
 from ragloom.state import RagState, ScoredChunk
 
 CLOSEST_SOURCES = 3
+logger = logging.getLogger("ragloom")
 
 
 def closest_sources(passages: list[ScoredChunk], limit: int = CLOSEST_SOURCES) -> list[str]:
@@ -41,4 +44,5 @@ def refuse(state: RagState, deps: RagDeps) -> dict[str, Any]:
         else:
             text, stage = refusal(category, lang), "input_guard"
         clock.note(category=category, by=stage, lang=lang)
+    logger.info("guardrail refusal: category=%s by=%s lang=%s", category, stage, lang)
     return {"draft": text, "citations": [], "refused": category, "trace": clock.trace()}
