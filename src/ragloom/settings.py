@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragloom.errors import ConfigError
+from ragloom.guardrails.pii import DEFAULT_REGIONS, PII_KINDS, PiiKind
+from ragloom.language import DEFAULT_LANGUAGES
 
 ENV_PREFIX = "RAGLOOM_"
 
@@ -66,6 +68,29 @@ class IngestSettings(_Section):
         description="time budget of the injection scan per document (and as much again per "
         "million characters beyond the first); a document that exhausts it is quarantined",
     )
+    metadata: dict[str, str | int | float | bool] = Field(
+        default_factory=dict,
+        description="metadata given to every document of this ingest (e.g. {bu: hr, type: "
+        "policy}); a document's own front matter, CSV columns or HTML meta win; applied when a "
+        "source is (re)parsed, so re-ingest with reindex to apply it to unchanged sources",
+    )
+    detect_language: bool = Field(
+        True, description="detect each document's language (metadata `lang`) when its format "
+        "does not declare one")
+    languages: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_LANGUAGES),
+        description="ISO 639-1 codes language detection chooses among, for documents and "
+        "questions alike",
+    )
+
+    @field_validator("languages")
+    @classmethod
+    def _language_codes(cls, value: list[str]) -> list[str]:
+        codes = list(dict.fromkeys(code.strip().lower() for code in value))
+        bad = [code for code in codes if not (code.isalpha() and len(code) in (2, 3))]
+        if not codes or bad:
+            raise ValueError(f"expected ISO 639-1 codes such as 'en', got {value!r}")
+        return codes
 
 
 class TransformSettings(_Section):
@@ -190,6 +215,68 @@ class AdaptiveSettings(_Section):
                                   "question to the corrective loop")
 
 
+class GuardSettings(_Section):
+    """Guardrails: the input guard before retrieval, the scope check after it, the output guard
+    after generation (ragloom.guardrails; categories in docs and README)."""
+
+    input: bool = Field(True, description="classify each question (ok, out_of_scope, "
+                        "pii_request, jailbreak, dangerous) and refuse the non-ok ones")
+    classifier: Literal["heuristic", "llm"] = Field(
+        "heuristic", description="heuristic: rules, zero model calls; llm: one constrained call "
+        "to the chat model, falling back to the heuristic")
+    default_lang: str = Field("en", description="language of refusals when the question's "
+                              "cannot be told and the input gives none")
+    min_relevance: float = Field(
+        0.2, ge=0.0, le=1.0,
+        description="after retrieval, a question whose best passage is less relevant than this "
+        "(embedding similarity blended with term coverage, or the corrective grade) is out of "
+        "scope: `I don't know` and the closest sources; 0 leaves the scope check out")
+    output: bool = Field(True, description="check each generated answer: redact personal data, "
+                         "apply the citation policy")
+    pii: list[PiiKind] = Field(
+        default_factory=lambda: list(PII_KINDS),
+        description="kinds of personal data the output guard redacts")
+    pii_allow: dict[str, Any] | None = Field(
+        None, description="metadata filter (the `where` language) of passages allowed to show "
+        "personal data: a value found in such a passage is kept, e.g. {type: directory}")
+    phone_regions: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_REGIONS),
+        description="regions whose national phone formats are recognised (+NN numbers always)")
+    uncited: Literal["allow", "soften", "refuse"] = Field(
+        "soften", description="an answer without a valid citation: kept, prefixed with a "
+        "warning, or replaced by `I don't know` and the closest sources")
+
+    @field_validator("pii_allow")
+    @classmethod
+    def _valid_filter(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        from ragloom.stores.filters import compile_where
+
+        try:
+            compile_where(value)
+        except ConfigError as exc:
+            raise ValueError(exc.what) from exc
+        return value
+
+
+class RankingSettings(_Section):
+    """The ranking policy stage of the retrieval subgraph: per-document cap, recency boost,
+    language-mismatch down-rank. A node only when one is on or `per_request` is set."""
+
+    source_cap: int = Field(0, ge=0, le=100, description="at most this many passages per "
+                            "document (cap_by); 0 = no cap")
+    cap_by: Literal["document", "source"] = Field(
+        "document", description="what the cap counts: documents (a CSV row, a JSONL record, a "
+        "file) or sources (files: a JSONL source may hold thousands of documents)")
+    recency_weight: float = Field(0.0, ge=0.0, le=1.0, description="added to a passage's "
+                                  "normalised score times its freshness 2^(-age/half-life); 0 = off")
+    recency_half_life_days: float = Field(365.0, gt=0)
+    lang_penalty: float = Field(0.0, ge=0.0, le=1.0, description="subtracted from the "
+                                "normalised score of a passage in another language than the "
+                                "request's; 0 = off")
+    per_request: bool = Field(False, description="keep the stage in the graph with every knob "
+                              "off, so a run's input `ranking` may turn knobs on (the service)")
+
+
 class RagSettings(_Section):
     """Everything a run needs; build it with `load_settings`."""
 
@@ -212,6 +299,8 @@ class RagSettings(_Section):
     grade: GradeSettings = Field(default_factory=GradeSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
+    guard: GuardSettings = Field(default_factory=GuardSettings)
+    ranking: RankingSettings = Field(default_factory=RankingSettings)
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

@@ -191,12 +191,21 @@ class RagContext:
 
 
 class RagInput(TypedDict, total=False):
-    """Input schema of the query graphs: the question and the per-run knobs."""
+    """Input schema of the query graphs: the question and the per-run knobs.
+
+    `lang` is the request's language (ISO 639-1; None: detected from the question): refusals are
+    written in it and the ranking stage may down-rank passages in other languages. `ranking`
+    overrides the `ranking` settings for this run (`source_cap`, `cap_by`, `recency_weight`,
+    `recency_half_life_days`, `lang_penalty`); turning a knob on needs a graph built with the
+    ranking stage (`ranking.per_request` or a knob on in the settings).
+    """
 
     question: Required[str]
     filters: dict[str, Any] | None
     top_n: int | None
     max_iterations: int | None
+    lang: str | None
+    ranking: dict[str, Any] | None
 
 
 class RagOutput(TypedDict, total=False):
@@ -218,11 +227,14 @@ class RagState(TypedDict, total=False):
     filters: dict[str, Any] | None
     top_n: int | None
     max_iterations: int | None
+    lang: str | None
+    ranking: dict[str, Any] | None
     probes: list[str]
     query_variants: Annotated[list[str], operator.add]
     candidates: Annotated[list[list[ScoredChunk]], operator.add]
     fused: list[ScoredChunk]
     reranked: list[ScoredChunk]
+    ranked: list[ScoredChunk]
     passages: list[ScoredChunk]
     relevance: dict[str, float]
     missing_terms: list[str]
@@ -234,6 +246,7 @@ class RagState(TypedDict, total=False):
     source: str | None
     draft: str
     citations: list[Citation]
+    refused: str
     answer: RagAnswer
     iterations: int
     best_effort: Annotated[bool, operator.or_]
@@ -250,6 +263,8 @@ class RetrievalInput(TypedDict, total=False):
     probe: str | None
     filters: dict[str, Any] | None
     top_n: int | None
+    lang: str | None
+    ranking: dict[str, Any] | None
 
 
 class RetrievalOutput(TypedDict, total=False):

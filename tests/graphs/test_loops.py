@@ -60,7 +60,7 @@ def stages(answer: Any) -> list[str]:
 def test_offline_corrective_grades_answers_and_checks(kb: Path) -> None:
     result = ask(QUESTION, profile="corrective", collection=COLLECTION, data_dir=kb)
     assert "7 days" in result.text and result.citations
-    assert [v.stage for v in result.verdicts][:1] == ["grade"]
+    assert [v.stage for v in result.verdicts][:2] == ["input_guard", "grade"]
     assert {"groundedness", "answers_question"} <= {v.stage for v in result.verdicts}
     grade = next(s for s in result.trace if s.stage == "grade")
     assert grade.detail["grader"] == "heuristic" and grade.detail["verdict"] == "correct"
@@ -165,13 +165,13 @@ def test_adaptive_answers_small_talk_and_arithmetic_without_retrieval(kb: Path) 
     maths = ask("What is 12 * 7?", profile="adaptive", collection=COLLECTION, data_dir=kb)
     assert hello.route == maths.route == "no_retrieval"
     assert "84" in maths.text and maths.citations == [] and hello.citations == []
-    assert "retrieve" not in stages(maths) and stages(maths)[:3] == ["guard", "classify", "direct"]
+    assert "retrieve" not in stages(maths) and stages(maths)[:4] == ["guard", "input_guard", "classify", "direct"]
 
 
 def test_adaptive_sends_single_hop_questions_to_the_balanced_delegate(kb: Path) -> None:
     result = ask(QUESTION, profile="adaptive", collection=COLLECTION, data_dir=kb)
     assert result.route == "single_shot" and "7 days" in result.text
-    assert stages(result)[:3] == ["guard", "classify", "transform"]
+    assert stages(result)[:4] == ["guard", "input_guard", "classify", "transform"]
     assert stages(result)[-1] == "answer"
 
 

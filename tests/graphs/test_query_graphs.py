@@ -18,8 +18,8 @@ from ragloom.settings import load_settings
 from tests.conftest import EXAMPLES_KB
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-STAGES = ["guard", "transform", "retrieve", "fuse", "rerank", "assemble", "generate",
-          "groundedness", "answer"]
+STAGES = ["guard", "input_guard", "transform", "retrieve", "fuse", "rerank", "ranking", "assemble",
+          "scope", "generate", "groundedness", "output_guard", "answer"]
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,8 @@ def test_answer_cites_resolvable_chunks_with_a_full_trace(kb_data: Path, profile
     assert by_stage["generate"]["generator"] == "extractive"
     assert by_stage["rerank"].get("reranker", "none") == "none"
     if profile == "quality":
-        assert result.verdicts and result.verdicts[0].stage == "groundedness"
+        assert [v.stage for v in result.verdicts] == ["input_guard", "scope", "groundedness",
+                                                      "output_guard"]
     else:
         assert by_stage["groundedness"].get("skipped") is True
     assert result.profile == profile
@@ -119,7 +120,7 @@ def test_left_out_stages_are_traced_as_skipped_in_stage_order(kb_data: Path) -> 
     result = ask("How do I reset the Lumen hub?", collection="kbq", data_dir=kb_data)
     assert [step.stage for step in result.trace] == STAGES
     skipped = {s.stage: s.detail["reason"] for s in result.trace if s.detail.get("skipped")}
-    assert set(skipped) == {"transform", "rerank", "groundedness"}
+    assert set(skipped) == {"transform", "rerank", "ranking", "groundedness"}
     assert "transform none" in skipped["transform"]
     assert all(s.duration_ms == 0.0 for s in result.trace if s.detail.get("skipped"))
 

@@ -36,7 +36,7 @@ def test_ask_turns_a_tripped_recursion_limit_into_a_best_effort_answer(
     monkeypatch.setattr(routing, "out_of_steps", lambda state: False)
     monkeypatch.setattr(routing, "budget_left", lambda state: True)
     monkeypatch.setattr(routing, "last_verdict",
-                        lambda state, stage: "incorrect" if stage == "grade" else None)
+                        lambda state, stage: {"grade": "incorrect", "input_guard": "ok"}.get(stage))
     result = ask("How much does the P-40 pump move?", profile="corrective", collection="bounds",
                  data_dir=kb)
     assert result.best_effort

@@ -133,3 +133,36 @@ def test_filterable_metadata_keeps_scalars_and_location() -> None:
         "start": 1,
         "end": 2,
     }
+
+
+def test_metadata_filter_builds_one_filter_from_the_request_fields() -> None:
+    from ragloom.stores.filters import metadata_filter
+
+    now = 1_000_000_000.0
+    where = metadata_filter(lang="fr", bu="hr", type=["policy", "faq"], since="30d", now=now)
+    assert where == {"$and": [{"lang": "fr"}, {"bu": "hr"}, {"type": {"$in": ["policy", "faq"]}},
+                              {"last_modified": {"$gte": now - 30 * 86400}}]}
+    fresh = {"lang": "fr", "bu": "hr", "type": "faq", "last_modified": int(now - 86400)}
+    assert matches(where, fresh)
+    assert not matches(where, {**fresh, "last_modified": int(now - 40 * 86400)})
+    assert not matches(where, {k: v for k, v in fresh.items() if k != "last_modified"})
+    assert metadata_filter(type="faq") == {"type": "faq"}
+    assert metadata_filter() is None
+    assert normalize_where(where) == where  # Chroma takes it as it is
+
+
+@pytest.mark.parametrize(("since", "expected"), [
+    ("12h", 1_000_000_000 - 12 * 3600), ("2w", 1_000_000_000 - 14 * 86400),
+    ("2026-01-31", 1769817600), ("2026-01-31T10:00:00Z", 1769853600), (1769817600, 1769817600),
+])
+def test_recency_windows(since: Any, expected: float) -> None:
+    from ragloom.stores.filters import since_timestamp
+
+    assert since_timestamp(since, now=1_000_000_000.0) == expected
+
+
+def test_a_bad_recency_window_says_what_is_accepted() -> None:
+    from ragloom.stores.filters import since_timestamp
+
+    with pytest.raises(ConfigError, match="30d, 12h"):
+        since_timestamp("last tuesday")

@@ -561,3 +561,72 @@ def test_url_unsupported_content_type(server: str) -> None:
 def test_url_connection_refused() -> None:
     with pytest.raises(LoadError, match="connection failed"):
         read_source(_url_ref("http://127.0.0.1:9/nothing"), IngestSettings(http_timeout_s=1))
+
+
+# --- filterable metadata: front matter, CSV columns, HTML meta, ingest options, language -------
+
+
+def test_markdown_front_matter_becomes_metadata_and_leaves_the_text(tmp_path: Path) -> None:
+    path = tmp_path / "policy.md"
+    path.write_text("---\ntitle: Refund policy\nlang: fr-FR\nbu: sales\ndoc_type: policy\n"
+                    "updated: 2026-01-31\ntags: [refund, billing]\nheadings: ignored\n---\n"
+                    "# Remboursements\n\nLes clients sont remboursés sous 14 jours.\n",
+                    encoding="utf-8")
+    (doc,) = _load(path)
+    assert doc.text.startswith("# Remboursements")
+    meta = doc.metadata
+    assert (meta["title"], meta["lang"], meta["bu"], meta["type"]) == (
+        "Refund policy", "fr", "sales", "policy")
+    assert meta["last_modified"] == 1769817600 and meta["tags"] == "refund, billing"
+    assert "headings" not in meta
+
+
+def test_broken_front_matter_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.md"
+    path.write_text("---\ntitle: ok\nbu: [unclosed\n---\nbody\n", encoding="utf-8")
+    with pytest.raises(LoadError, match="front matter at line"):
+        _load(path)
+
+
+def test_a_leading_rule_without_a_mapping_is_text(tmp_path: Path) -> None:
+    path = tmp_path / "rule.md"
+    path.write_text("---\nJust a ruled line of prose.\n---\nMore prose here.\n", encoding="utf-8")
+    (doc,) = _load(path)
+    assert doc.text.startswith("---\nJust a ruled")
+
+
+def test_csv_metadata_columns_are_per_row(tmp_path: Path) -> None:
+    path = tmp_path / "faq.csv"
+    path.write_text("question,answer,language,bu,last_modified\n"
+                    "Refund?,Within 14 days.,en,sales,2025-06-01\n"
+                    "Remboursement ?,Sous 14 jours.,fr,ventes,2026-01-31\n", encoding="utf-8")
+    docs = _load(path)
+    assert [(d.metadata["lang"], d.metadata["bu"]) for d in docs] == [("en", "sales"),
+                                                                      ("fr", "ventes")]
+    assert docs[1].metadata["last_modified"] == 1769817600
+    assert "question" not in docs[0].metadata  # only the known columns are metadata
+
+
+def test_html_meta_tags_give_bu_type_and_date(tmp_path: Path) -> None:
+    path = tmp_path / "page.html"
+    path.write_text('<html lang="en-GB"><head><title>T</title><meta name="bu" content="hr">'
+                    '<meta property="article:modified_time" content="2026-01-31T00:00:00Z">'
+                    '<meta name="doc-type" content="guide"></head><body><p>Hello there, this is '
+                    'the onboarding guide.</p></body></html>', encoding="utf-8")
+    (doc,) = _load(path)
+    meta = doc.metadata
+    assert (meta["lang"], meta["bu"], meta["type"], meta["last_modified"]) == (
+        "en", "hr", "guide", 1769817600)
+
+
+def test_ingest_options_and_detection_fill_what_documents_do_not_declare(tmp_path: Path) -> None:
+    path = tmp_path / "note.txt"
+    path.write_text("Le capteur de pluie doit être nettoyé chaque mois avec de l'eau tiède.",
+                    encoding="utf-8")
+    settings = IngestSettings(metadata={"bu": "support", "type": "note"})
+    (doc,) = _load(path, settings)
+    assert (doc.metadata["bu"], doc.metadata["type"], doc.metadata["lang"]) == (
+        "support", "note", "fr")
+    assert isinstance(doc.metadata["last_modified"], int)  # the file's modification time
+    (doc,) = _load(path, IngestSettings(detect_language=False))
+    assert "lang" not in doc.metadata

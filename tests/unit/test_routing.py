@@ -13,6 +13,8 @@ from ragloom.graphs.routing import (
     LoopPolicy,
     route_after_check,
     route_after_grade,
+    route_after_input_guard,
+    route_after_scope,
     route_by_class,
     send_bridge_hops,
     send_hops,
@@ -86,6 +88,10 @@ def test_a_router_near_the_recursion_limit_trips_the_circuit_breaker() -> None:
     (route_after_grade, []),
     (route_after_check, [("answers_question", "perhaps")]),
     (route_after_check, [("groundedness", "sort of"), ("answers_question", "addressed")]),
+    (route_after_input_guard, [("input_guard", "spam")]),
+    (route_after_input_guard, []),
+    (route_after_scope, [("scope", "maybe")]),
+    (route_after_scope, [("input_guard", "ok")]),
 ])
 def test_unknown_verdicts_raise(router: Any, verdicts: list[tuple[str, str]]) -> None:
     with pytest.raises(ValueError, match="unknown"):
@@ -127,3 +133,24 @@ def test_send_bridge_hops_sends_the_plan_or_goes_to_merge() -> None:
     assert isinstance(sends, list) and len(sends) == 1
     assert sends[0].node == "bridge_hop"
     assert sends[0].arg["source"] == "chunk-1" and sends[0].arg["wave"] == 2
+
+
+@pytest.mark.parametrize(("verdicts", "expected"), [
+    ([("input_guard", "ok")], "pass"),
+    ([("input_guard", "jailbreak")], "refuse"),
+    ([("input_guard", "dangerous")], "refuse"),
+    ([("input_guard", "pii_request")], "refuse"),
+    ([("input_guard", "out_of_scope")], "refuse"),
+    ([("input_guard", "jailbreak"), ("input_guard", "ok")], "pass"),
+])
+def test_route_after_input_guard(verdicts: list[tuple[str, str]], expected: str) -> None:
+    assert route_after_input_guard(state(*verdicts)) == expected
+
+
+@pytest.mark.parametrize(("verdicts", "expected"), [
+    ([("input_guard", "ok"), ("scope", "in_scope")], "pass"),
+    ([("input_guard", "ok"), ("scope", "out_of_scope")], "refuse"),
+    ([("scope", "out_of_scope"), ("scope", "in_scope")], "pass"),
+])
+def test_route_after_scope(verdicts: list[tuple[str, str]], expected: str) -> None:
+    assert route_after_scope(state(*verdicts)) == expected

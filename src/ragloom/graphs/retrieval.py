@@ -1,4 +1,4 @@
-"""The retrieval subgraph: [transform] → retrieve → [fuse] → [rerank] → assemble.
+"""The retrieval subgraph: [transform] → retrieve → [fuse] → [rerank] → [ranking] → assemble.
 
 Its output is the ranked, assembled passages (and the probes a transform added), never an answer.
 Every answering graph adds it as a subgraph node named `retrieval` (one box in Studio; `xray=1`
@@ -16,8 +16,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from ragloom.graphs.assembly import DepsSource, LangGraphNode, bind, chain, query_graph, source_of
-from ragloom.nodes import assemble, fuse, rerank, retrieve, transform
+from ragloom.nodes import assemble, fuse, ranking, rerank, retrieve, transform
 from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.ranking import ranking_active
 from ragloom.nodes.trace import skipped_step
 from ragloom.settings import RagSettings
 from ragloom.state import Hop, RagState, RetrievalInput, RetrievalOutput, TraceStep
@@ -40,6 +41,9 @@ def retrieval_skips(settings: RagSettings) -> list[TraceStep]:
         skips.append(skipped_step("fuse", "one probe, no sibling evidence or MMR: nothing to fuse"))
     if settings.rerank.name == "none":
         skips.append(skipped_step("rerank", "rerank none: the fused order is kept"))
+    if not ranking_active(settings.ranking):
+        skips.append(skipped_step("ranking", "no per-document cap, recency boost or language "
+                                             "down-rank (ranking.* off)"))
     return skips
 
 
@@ -54,6 +58,7 @@ def build_retrieval_graph(deps: RagDeps | DepsSource) -> StateGraph:
         ("retrieve", retrieve.retrieve, True),
         ("fuse", fuse.fuse, needs_fuse(settings)),
         ("rerank", rerank.rerank, settings.rerank.name != "none"),
+        ("ranking", ranking.ranking, ranking_active(settings.ranking)),
         ("assemble", assemble.assemble, True),
     ]
     for name, node, included in stages:
@@ -80,7 +85,7 @@ def compile_retrieval(source: DepsSource) -> Subgraph:
 def _retrieval_input(state: RagState, probe: str | None) -> dict[str, Any]:
     """What the subgraph is invoked with: the question, the probe and the per-run knobs."""
     return {"question": state["question"], "probe": probe, "filters": state.get("filters"),
-            "top_n": state.get("top_n")}
+            "top_n": state.get("top_n"), "lang": state.get("lang"), "ranking": state.get("ranking")}
 
 
 def retrieval_rounds(subgraph: Subgraph) -> LangGraphNode:

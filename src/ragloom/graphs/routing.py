@@ -14,12 +14,15 @@ from typing import Any, Literal
 
 from langgraph.types import Send
 
+from ragloom.guardrails.classifier import REFUSED
+from ragloom.nodes.verdicts import last_verdict
 from ragloom.state import RagState
 
 GradeRoute = Literal["generate", "refine", "rewrite", "web", "answer", "circuit_breaker"]
 CheckRoute = Literal["answer", "rewrite", "circuit_breaker"]
 ClassRoute = Literal["direct", "retrieval", "iterative", "decompose"]
 BridgeRoute = Literal["merge"]
+GuardRoute = Literal["pass", "refuse"]
 
 FINISH_STEPS = 6
 """Supersteps a corrective run needs from a decision point to its end (refine or web, generate,
@@ -36,11 +39,6 @@ class LoopPolicy:
 
     answering: bool = True
     web: bool = False
-
-
-def last_verdict(state: RagState, stage: str) -> str | None:
-    """The last verdict a stage recorded in this run, or None."""
-    return next((v.verdict for v in reversed(state.get("verdicts", [])) if v.stage == stage), None)
 
 
 def budget_left(state: RagState) -> bool:
@@ -93,6 +91,28 @@ def route_after_check(state: RagState) -> CheckRoute:
     return "rewrite" if budget_left(state) else "answer"
 
 
+def route_after_input_guard(state: RagState) -> GuardRoute:
+    """ok → pass (on to retrieval or the classifier); any refused category → refuse."""
+    verdict = last_verdict(state, "input_guard")
+    if verdict == "ok":
+        return "pass"
+    if verdict in REFUSED:
+        return "refuse"
+    raise ValueError(f"route_after_input_guard: unknown input guard verdict {verdict!r}")
+
+
+def route_after_scope(state: RagState) -> GuardRoute:
+    """in_scope → pass (on to generate); out_of_scope → refuse (`I don't know`)."""
+    verdict = last_verdict(state, "scope")
+    match verdict:
+        case "in_scope":
+            return "pass"
+        case "out_of_scope":
+            return "refuse"
+        case _:
+            raise ValueError(f"route_after_scope: unknown scope verdict {verdict!r}")
+
+
 def route_by_class(state: RagState) -> ClassRoute:
     """The adaptive classifier's route → the node that handles it."""
     route = state.get("route")
@@ -113,7 +133,8 @@ def hop_payload(state: RagState, probe: str, index: int, wave: int,
                 source: str | None = None) -> dict[str, Any]:
     """The input one hop's retrieval runs on."""
     return {"question": state["question"], "probe": probe, "filters": state.get("filters"),
-            "top_n": state.get("top_n"), "hop": index, "wave": wave, "source": source}
+            "top_n": state.get("top_n"), "lang": state.get("lang"), "ranking": state.get("ranking"),
+            "hop": index, "wave": wave, "source": source}
 
 
 def send_hops(state: RagState) -> list[Send]:

@@ -232,7 +232,8 @@ def _tidy(text: str) -> str:
 def html_to_text(
     html: str, *, max_depth: int = DEFAULT_MAX_DEPTH, where: str | None = None
 ) -> tuple[str, dict[str, Any]]:
-    """Visible text of an HTML page (headings as Markdown) and its title, lang and hidden text."""
+    """Visible text of an HTML page (headings as Markdown) and its title, lang, hidden text and
+    `<meta>` tags (name, property or http-equiv → content, names in lower case)."""
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     root = soup.find("html")
@@ -241,4 +242,9 @@ def html_to_text(
     walk = _Walk(classes, ids)
     body = soup.find("body")
     text = _tidy(_render(body if isinstance(body, Tag) else soup, walk, max_depth, where))
-    return text, {"title": title or None, "lang": lang, "hidden_text": walk.hidden}
+    meta = {str(tag.get("name") or tag.get("property") or tag.get("http-equiv")).strip().lower():
+            str(tag.get("content")).strip()
+            for tag in soup.find_all("meta")
+            if isinstance(tag, Tag) and tag.get("content")
+            and (tag.get("name") or tag.get("property") or tag.get("http-equiv"))}
+    return text, {"title": title or None, "lang": lang, "hidden_text": walk.hidden, "meta": meta}

@@ -4,6 +4,11 @@ Three steps the ingest graph calls in turn, so each can fail on its own source w
 the run: `expand_sources` (paths, directories, globs, URLs → SourceRefs), `read_source` (bytes,
 with the size cap enforced before reading) and `parse_source` (integrity check, then the format).
 Files are read with the libraries themselves: csv, json, BeautifulSoup, pypdf, httpx.
+
+Documents carry the filterable metadata `lang`, `bu`, `type` and `last_modified` (epoch seconds)
+from Markdown front matter (which is taken off the text), CSV columns, HTML `<meta>` tags or the
+ingest options (`ingest.metadata`); `last_modified` falls back to the source's modification time and
+`lang` to the language detected in the text (`ragloom.language`).
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ import re
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 import httpx
+import yaml
 from pydantic import BaseModel
 
 from ragloom.errors import LoadError, RejectedSourceError
@@ -367,6 +373,98 @@ def _metadata(raw: RawSource, source_type: str, title: str | None, **extra: Any)
     return meta
 
 
+METADATA_ALIASES = {
+    "lang": "lang", "language": "lang", "locale": "lang", "content-language": "lang",
+    "dc.language": "lang", "og:locale": "lang",
+    "bu": "bu", "business_unit": "bu", "business-unit": "bu", "businessunit": "bu",
+    "type": "type", "doc_type": "type", "doc-type": "type", "document_type": "type",
+    "dc.type": "type",
+    "last_modified": "last_modified", "last-modified": "last_modified", "modified": "last_modified",
+    "updated": "last_modified", "last_updated": "last_modified", "lastmod": "last_modified",
+    "date_modified": "last_modified", "dcterms.modified": "last_modified",
+    "dc.date.modified": "last_modified", "article:modified_time": "last_modified",
+    "og:updated_time": "last_modified", "date": "last_modified",
+}
+"""Front matter keys, CSV columns and HTML meta names read as the filterable fields `lang`, `bu`,
+`type` and `last_modified` (an explicit `last_modified` wins over `date`)."""
+RESERVED_KEYS = frozenset({"source_type", "headings", "page_starts", "pages", "row", "rows",
+                           "line", "hidden_text", "chunk_index", "section", "page", "suspicious"})
+"""Document metadata that front matter may not set (the loaders' and chunkers' own)."""
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+
+
+def _field_value(field: str, value: Any) -> Any:
+    """A metadata value in its stored form: lang as an ISO 639-1 code, last_modified as epoch
+    seconds, lists joined with commas; None when it cannot be stored."""
+    from ragloom.language import primary_code
+    from ragloom.stores.filters import to_timestamp
+
+    if field == "lang":
+        return primary_code(str(value)) if value is not None else None
+    if field == "last_modified":
+        stamp = to_timestamp(value)
+        return int(stamp) if stamp is not None else None
+    if isinstance(value, list | tuple):
+        items = [str(v) for v in value if isinstance(v, str | int | float | bool)]
+        return ", ".join(items) if items else None
+    if isinstance(value, date):
+        return value.isoformat()
+    return value if isinstance(value, str | int | float | bool) else None
+
+
+def declared_metadata(pairs: dict[str, Any], *, known_only: bool) -> dict[str, Any]:
+    """Filterable metadata from a document's own declarations (front matter, CSV columns, HTML
+    meta): aliases mapped to `lang`, `bu`, `type`, `last_modified`; other scalar keys kept too
+    unless `known_only`."""
+    found: dict[str, Any] = {}
+    explicit: set[str] = set()
+    for key, value in pairs.items():
+        name = str(key).strip().lower()
+        field = METADATA_ALIASES.get(name)
+        if field is None and (known_only or name in RESERVED_KEYS or name.startswith("_")):
+            continue
+        field = field or name
+        stored = _field_value(field, value)
+        if stored is None or stored == "" or (field in explicit and name == "date"):
+            continue
+        found[field] = stored
+        if name != "date":
+            explicit.add(field)
+    return found
+
+
+def front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
+    """The YAML front matter of a Markdown text as a mapping, and the text after it."""
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    try:
+        data = yaml.safe_load(match.group(1) or "") or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 2}" if mark is not None else ""
+        raise LoadError(f"invalid YAML front matter{line}: {getattr(exc, 'problem', exc)}",
+                        where=where, hint="fix the block between the --- lines") from exc
+    if not isinstance(data, dict):
+        return {}, text
+    return data, text[match.end():]
+
+
+def _with_metadata(doc: SourceDocument, raw: RawSource, settings: IngestSettings) -> SourceDocument:
+    """The document with the ingest options' metadata under its own, `last_modified` (else the
+    source's modification time) in epoch seconds and its language detected when not declared."""
+    meta = {**declared_metadata(dict(settings.metadata), known_only=False), **doc.metadata}
+    if "last_modified" not in meta and raw.modified:
+        meta["last_modified"] = _field_value("last_modified", raw.modified)
+    if "lang" in meta:
+        meta["lang"] = _field_value("lang", meta["lang"])
+    if not meta.get("lang") and settings.detect_language:
+        from ragloom.language import detect_language
+
+        meta["lang"] = detect_language(doc.text, settings.languages)
+    return doc.model_copy(update={"metadata": {k: v for k, v in meta.items() if v is not None}})
+
+
 def _decode(raw: RawSource) -> str:
     """The text (UTF-8, or UTF-16/32 marked by a BOM; BOM dropped) with newlines as `\\n`."""
     text = decode_text(raw.data)
@@ -389,7 +487,12 @@ def _parse_text(raw: RawSource, settings: IngestSettings) -> list[SourceDocument
     source_type = {".md": "markdown", ".markdown": "markdown", ".rst": "rst"}.get(
         raw.suffix, "text"
     )
-    meta = _metadata(raw, source_type, _text_title(text, raw.suffix))
+    declared: dict[str, Any] = {}
+    if source_type == "markdown":
+        declared, text = front_matter(text, raw.ref.source_id)
+    title = declared.pop("title", None)
+    meta = _metadata(raw, source_type, str(title) if title else _text_title(text, raw.suffix),
+                     **declared_metadata(declared, known_only=False))
     if raw.suffix == ".rst":
         meta["headings"] = []
     sid = raw.ref.source_id
@@ -439,7 +542,8 @@ def _parse_csv(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]
             doc_id=f"{sid}#row={n}",
             source_id=sid,
             text=_row_text(header, row),
-            metadata=_metadata(raw, "csv", f"{stem}: {row[0].strip()}", row=n, headings=[]),
+            metadata=_metadata(raw, "csv", f"{stem}: {row[0].strip()}", row=n, headings=[],
+                               **declared_metadata(dict(zip(header, row)), known_only=True)),
         )
         for n, header, row in rows
     ]
@@ -448,7 +552,9 @@ def _parse_csv(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]
 def _parse_html(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]:
     sid = raw.ref.source_id
     text, found = html_to_text(_decode(raw), max_depth=settings.html_max_depth, where=sid)
-    meta = _metadata(raw, "html", found["title"], lang=found["lang"])
+    declared = declared_metadata(found["meta"], known_only=True)
+    meta = _metadata(raw, "html", found["title"], **{**declared, "lang": found["lang"] or
+                                                     declared.get("lang")})
     if found["hidden_text"]:
         meta["hidden_text"] = found["hidden_text"]
     return [SourceDocument(doc_id=sid, source_id=sid, text=text, metadata=meta)]
@@ -539,4 +645,4 @@ def parse_source(raw: RawSource, settings: IngestSettings) -> list[SourceDocumen
         raise LoadError(
             f"unsupported file type {raw.suffix!r}", where=raw.ref.source_id, hint=_supported_hint()
         )
-    return parser(raw, settings)
+    return [_with_metadata(doc, raw, settings) for doc in parser(raw, settings)]

@@ -1,5 +1,10 @@
 """The first and last nodes of every query graph: guard the question, then shape the answer.
 
+`guard` validates the question and the per-run knobs (top_n, max_iterations, lang, ranking) and
+settles the request's language: the input's `lang`, else detected from the question, else
+`guard.default_lang`. A run a guardrail refused (`refused`) keeps its refusal text, without
+citations, also in retrieval-only graphs.
+
 Also the circuit breaker a loop's router sends a run to when the recursion limit is about to trip.
 """
 
@@ -9,8 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragloom.errors import QueryError
+from ragloom.language import detect_language, primary_code
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.generate import build_citations
+from ragloom.nodes.ranking import KNOBS, run_ranking
 from ragloom.nodes.trace import StageClock, in_stage_order
 from ragloom.state import RagAnswer, RagState, TraceStep, Verdict
 
@@ -53,15 +60,43 @@ def check_top_n(value: Any) -> int | None:
     return value
 
 
+def check_lang(value: Any) -> str | None:
+    """Validate a per-run `lang` (None: detect it from the question)."""
+    if value is None:
+        return None
+    code = primary_code(value) if isinstance(value, str) else None
+    if code is None:
+        raise QueryError(f"lang must be a language code such as 'en' or 'fr-CA', got {value!r}",
+                         where="input.lang", hint="omit it to detect the question's language")
+    return code
+
+
+def request_language(question: str, given: str | None, deps: RagDeps) -> tuple[str, str]:
+    """The request's language and how it was chosen (given, detected, or the default)."""
+    if given:
+        return given, "input"
+    detected = detect_language(question, deps.settings.ingest.languages)
+    if detected:
+        return detected, "detected"
+    return deps.settings.guard.default_lang, "default"
+
+
 def guard(state: RagState, deps: RagDeps) -> dict[str, Any]:
-    """Validate the question and the per-run knobs, and set the run's loop budget."""
+    """Validate the question and the per-run knobs, set the run's loop budget and language."""
     with StageClock("guard") as clock:
         question = check_question(state.get("question"), deps.settings.max_query_chars)
         top_n = check_top_n(state.get("top_n"))
         override = check_budget(state.get("max_iterations"))
+        ranking = run_ranking(deps.settings.ranking, state.get("ranking"))
+        lang, chosen = request_language(question, check_lang(state.get("lang")), deps)
         budget = deps.settings.loop.max_iterations if override is None else override
-        clock.note(chars=len(question), profile=deps.settings.profile, max_iterations=budget)
+        clock.note(chars=len(question), profile=deps.settings.profile, max_iterations=budget,
+                   lang=lang, lang_from=chosen)
+        if ranking is not None:
+            clock.note(ranking=ranking.model_dump(exclude={"per_request"}))
     return {"question": question, "top_n": top_n, "max_iterations": budget, "iterations": 0,
+            "lang": lang,
+            "ranking": ranking.model_dump(include=set(KNOBS)) if ranking is not None else None,
             "trace": clock.trace()}
 
 
@@ -86,8 +121,9 @@ def answer(state: RagState, deps: RagDeps, *, answering: bool = True,
            skipped: Sequence[TraceStep] = ()) -> dict[str, Any]:
     """Assemble the RagAnswer: the draft and its citations (or, retrieval-only, every passage as
     a citation), the verdicts, the route and the whole trace, left-out stages included."""
+    refused = state.get("refused")
     with StageClock("answer") as clock:
-        if answering:
+        if answering or refused:
             citations = list(state.get("citations", []))
         else:
             passages = state.get("passages") or []
@@ -96,13 +132,15 @@ def answer(state: RagState, deps: RagDeps, *, answering: bool = True,
         failures = _final_failures(verdicts)
         best_effort = bool(state.get("best_effort", False)) or bool(failures)
         clock.note(citations=len(citations), best_effort=best_effort)
+        if refused:
+            clock.note(refused=refused)
         if failures:
             clock.note(failed_checks=failures)
     steps = clock.trace()
     trace = in_stage_order([*state.get("trace", []), *steps], list(skipped))
     result = RagAnswer(
         question=state.get("question", ""),
-        text=state.get("draft", "") if answering else "",
+        text=state.get("draft", "") if answering or refused else "",
         citations=citations,
         trace=trace,
         profile=deps.settings.profile,

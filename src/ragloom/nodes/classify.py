@@ -19,9 +19,10 @@ from pydantic import BaseModel
 from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.multihop import joined_questions
+from ragloom.nodes.structured import structured_or_fallback
 from ragloom.nodes.text import content_words
-from ragloom.nodes.trace import StageClock, log_once
-from ragloom.providers.chat import complete, complete_structured
+from ragloom.nodes.trace import StageClock
+from ragloom.providers.chat import complete
 from ragloom.state import RagState
 
 Route = Literal["no_retrieval", "single_shot", "iterative", "multi_hop"]
@@ -128,17 +129,8 @@ def classify(state: RagState, deps: RagDeps) -> dict[str, Any]:
     with StageClock("classify") as clock:
         reply = None
         if deps.settings.adaptive.classifier == "llm":
-            if deps.chat is None:
-                log_once("classify.no-chat", "no chat model: the adaptive router uses the heuristic")
-                clock.note(fallback="heuristic: the llm classifier needs a chat model")
-            else:
-                try:
-                    reply = complete_structured(deps.chat, LLM_SYSTEM, question, RouteReply)
-                except ChatUnavailableError as exc:
-                    clock.note(fallback=f"heuristic: {exc.what}")
-                    update["best_effort"] = True
-                if reply is None and "fallback" not in clock.detail:
-                    clock.note(fallback="heuristic: no usable route from the model")
+            reply = structured_or_fallback(deps, clock, update, system=LLM_SYSTEM, user=question,
+                                           schema=RouteReply, fallback="heuristic")
         if reply is not None:
             classifier, route, reason = "llm", reply.route, reply.reason
         else:

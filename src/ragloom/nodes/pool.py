@@ -7,11 +7,14 @@ from ragloom.state import RagState, ScoredChunk
 
 
 def current_ranking(state: RagState) -> list[ScoredChunk]:
-    """Reranked chunks, else fused ones, else the deduplicated candidates of the first probe.
+    """The ranking stage's chunks, else reranked ones, else fused ones, else the deduplicated
+    candidates of the first probe.
 
     A graph has a node only for the stages that do work, so the stage after retrieve reads
     whichever ranking the stages before it produced.
     """
+    if "ranked" in state:
+        return list(state["ranked"])
     if "reranked" in state:
         return list(state["reranked"])
     if "fused" in state:

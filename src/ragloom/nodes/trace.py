@@ -14,9 +14,10 @@ from ragloom.state import TraceStep
 logger = logging.getLogger("ragloom")
 
 STAGE_ORDER = (
-    "guard", "classify", "direct", "transform", "retrieve", "fuse", "rerank", "assemble",
-    "decompose", "hop", "bridge", "merge", "grade", "refine", "rewrite", "web", "generate",
-    "groundedness", "answers_question", "circuit_breaker", "answer",
+    "guard", "input_guard", "classify", "direct", "transform", "retrieve", "fuse", "rerank",
+    "ranking", "assemble", "decompose", "hop", "bridge", "merge", "grade", "refine", "rewrite",
+    "web", "scope", "generate", "groundedness", "answers_question", "output_guard",
+    "circuit_breaker", "refuse", "answer",
 )
 """Canonical order of the stages, used to place left-out stages in a trace."""
 

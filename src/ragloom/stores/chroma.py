@@ -20,7 +20,7 @@ from chromadb.config import Settings
 from chromadb.errors import ChromaError, NotFoundError
 from pydantic_core import to_jsonable_python
 
-from ragloom.errors import ConfigError, EmbeddingProfileMismatchError, StoreError
+from ragloom.errors import ConfigError, EmbeddingProfileMismatchError, RagloomError, StoreError
 from ragloom.providers.embeddings import EmbeddingProfile
 from ragloom.state import Chunk, ScoredChunk
 from ragloom.stores.base import Filter
@@ -169,6 +169,8 @@ class ChromaDocumentIndex:
     def _guard(self, action: str) -> Iterator[None]:
         try:
             yield
+        except RagloomError:
+            raise  # already says what, where and what to do
         except _STORE_FAILURES as exc:
             raise StoreError(f"cannot {action}: {exc}", where=self._where) from exc
 

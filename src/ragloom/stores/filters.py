@@ -3,13 +3,20 @@
 Semantics follow Chroma 1.5: a bare `{key: value}` means `$eq`; several keys in one mapping are
 joined with `$and`; numbers compare numerically (1 == 1.0) but never equal booleans; `$gt`,
 `$gte`, `$lt`, `$lte` need a numeric operand; `$ne` and `$nin` also match chunks without the key.
+
+Dates are filtered as numbers: ingest stores `last_modified` in epoch seconds, and
+`metadata_filter` turns the request fields (`lang`, `bu`, `type`, a `since` recency window) into
+one filter for both legs.
 """
 
 from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Callable, Mapping
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from ragloom.errors import ConfigError
@@ -144,3 +151,72 @@ def filterable_metadata(chunk: Chunk) -> dict[str, Any]:
         if k not in fields and is_scalar(v) and not k.startswith(RESERVED_PREFIXES)
     }
     return {**scalars, **fields}
+
+
+METADATA_FILTERS = ("lang", "bu", "type")
+"""Metadata keys the service filters on (besides recency on `last_modified`)."""
+_SINCE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|m|y)\s*$", re.IGNORECASE)
+_UNIT_S = {"h": 3600.0, "d": 86400.0, "w": 7 * 86400.0, "m": 30 * 86400.0, "y": 365 * 86400.0}
+
+
+def to_timestamp(value: Any) -> float | None:
+    """Epoch seconds of a number, a datetime/date or an ISO 8601 string; None when it is none."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+    return None
+
+
+def since_timestamp(since: str | int | float | datetime | date | timedelta,
+                    now: float | None = None) -> float:
+    """The epoch second a recency window starts: `30d`, `12h`, `2w`, `6m`, `1y`, a timedelta,
+    or an absolute date/datetime/ISO string/epoch number; ConfigError for anything else."""
+    current = time.time() if now is None else now
+    if isinstance(since, timedelta):
+        return current - since.total_seconds()
+    if isinstance(since, str):
+        match = _SINCE.match(since)
+        if match:
+            return current - float(match.group(1)) * _UNIT_S[match.group(2).lower()]
+    stamp = to_timestamp(since)
+    if stamp is None:
+        raise ConfigError(f"invalid recency window {since!r}", where="since",
+                          hint="use 30d, 12h, 2w, 6m, 1y or an ISO date such as 2026-01-31")
+    return stamp
+
+
+def metadata_filter(*, lang: str | None = None, bu: str | None = None,
+                    type: str | Sequence[str] | None = None,  # noqa: A002 - the request field
+                    since: str | int | float | datetime | date | timedelta | None = None,
+                    where: Mapping[str, Any] | None = None,
+                    now: float | None = None) -> dict[str, Any] | None:
+    """A `where` filter from the request fields: equality on `lang` and `bu`, `type` one of a
+    list, `last_modified` at or after `since` (chunks without it are left out), and-ed with
+    `where`; None when nothing is set."""
+    clauses: list[dict[str, Any]] = []
+    if lang:
+        clauses.append({"lang": lang})
+    if bu:
+        clauses.append({"bu": bu})
+    if type:
+        kinds = [type] if isinstance(type, str) else list(type)
+        clauses.append({"type": kinds[0]} if len(kinds) == 1 else {"type": {"$in": kinds}})
+    if since is not None:
+        clauses.append({"last_modified": {"$gte": since_timestamp(since, now)}})
+    if where:
+        clauses.append(dict(where))
+    if not clauses:
+        return None
+    combined = clauses[0] if len(clauses) == 1 else {"$and": clauses}
+    compile_where(combined)
+    return combined
