@@ -49,6 +49,11 @@ class IngestSettings(_Section):
     http_timeout_s: float = Field(10.0, gt=0)
     batch_sources: int = Field(64, ge=1, description="sources per ingest batch (recorded together)")
     quarantine_suspicious: bool = False
+    follow_symlinks: bool = Field(
+        False,
+        description="directory walks and globs follow symbolic links (still entering each "
+        "directory and listing each file once); off: links are skipped and listed as skipped",
+    )
 
 
 class TransformSettings(_Section):

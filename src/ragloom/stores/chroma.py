@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -31,7 +31,9 @@ PROFILE_KEY = "ragloom:embedding_profile"
 JSON_KEY = "ragloom:json"
 CONNECT_TIMEOUT_S = 5.0
 REQUEST_TIMEOUT_S = 120.0
+REOPEN_ATTEMPTS = 3
 _STORE_FAILURES = (ChromaError, httpx.HTTPError, ValueError, OSError, RuntimeError)
+_NO_ROWS: dict[str, Any] = {"ids": [], "documents": [], "metadatas": [], "embeddings": []}
 _clients: dict[str, Client] = {}
 _clients_lock = threading.Lock()
 T = TypeVar("T")
@@ -185,6 +187,34 @@ class ChromaDocumentIndex:
             self._check_profile(self._handle)
         return self._handle
 
+    def _read(self, action: str, read: Callable[[Collection], T], empty: T) -> T:
+        """Run a read on the collection; when another process dropped it (a reindex), reopen it by
+        name and read again, or answer `empty` while it does not exist: never an error."""
+        for attempt in range(REOPEN_ATTEMPTS):
+            handle = self._handle
+            try:
+                with self._guard(action):
+                    return read(handle if handle is not None else self._col())
+            except StoreError as exc:
+                if not isinstance(exc.__cause__, NotFoundError) or attempt == REOPEN_ATTEMPTS - 1:
+                    raise
+            self._handle = None
+            try:
+                with self._guard("reopen the collection"):
+                    self._handle = self._client.get_collection(self.collection,
+                                                               embedding_function=None)
+            except StoreError as exc:
+                if isinstance(exc.__cause__, NotFoundError):
+                    return empty
+                raise
+            self._check_profile(self._handle)
+        return empty
+
+    @property
+    def collection_id(self) -> str:
+        """Chroma's id of the collection: it changes when the collection is dropped and recreated."""
+        return str(self._col().id)
+
     def _check_profile(self, collection: Collection) -> None:
         stored = (collection.metadata or {}).get(PROFILE_KEY)
         if stored != self.profile.key():
@@ -208,16 +238,27 @@ class ChromaDocumentIndex:
     def upsert(self, chunks: list[Chunk], embeddings: np.ndarray) -> None:
         """Insert or replace chunks with their embeddings (rows aligned with chunks)."""
         vectors = self._check_embeddings(chunks, embeddings)
-        collection = self._col()
         for start in range(0, len(chunks), self.batch_size):
             part = chunks[start : start + self.batch_size]
-            with self._guard(f"write {len(part)} chunks"):
-                collection.upsert(
-                    ids=[c.id for c in part],
-                    embeddings=vectors[start : start + len(part)],
-                    documents=[c.text for c in part],
-                    metadatas=self._replacing_metadatas(collection, part),
-                )
+            self._write(f"write {len(part)} chunks", lambda col, part=part, start=start: col.upsert(
+                ids=[c.id for c in part],
+                embeddings=vectors[start : start + len(part)],
+                documents=[c.text for c in part],
+                metadatas=self._replacing_metadatas(col, part),
+            ))
+
+    def _write(self, action: str, write: Callable[[Collection], object]) -> None:
+        """Run a write; a handle to a collection another process dropped is reopened once."""
+        try:
+            with self._guard(action):
+                write(self._col())
+                return
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, NotFoundError):
+                raise
+        self._handle = None
+        with self._guard(action):
+            write(self._col())
 
     @staticmethod
     def _replacing_metadatas(collection: Collection, chunks: Sequence[Chunk]) -> list[Metadata]:
@@ -250,10 +291,8 @@ class ChromaDocumentIndex:
 
     def delete_ids(self, ids: list[str]) -> None:
         """Delete chunks by id (unknown ids are ignored)."""
-        collection = self._col()
         for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
-            with self._guard(f"delete {len(part)} chunks"):
-                collection.delete(ids=list(part))
+            self._write(f"delete {len(part)} chunks", lambda col, part=part: col.delete(ids=list(part)))
 
     def delete_where(self, where: Filter) -> int:
         """Delete chunks matching a metadata filter; return how many were deleted."""
@@ -307,20 +346,19 @@ class ChromaDocumentIndex:
             )
         if k <= 0:
             return None
-        with self._guard("search"):
-            return self._col().query(
-                query_embeddings=query.reshape(1, -1),
-                n_results=k,
-                where=normalize_where(where),
-                include=include,
-            )
+        return self._read("search", lambda col: col.query(
+            query_embeddings=query.reshape(1, -1),
+            n_results=k,
+            where=normalize_where(where),
+            include=include,
+        ), None)
 
     def get_chunks(self, ids: list[str]) -> list[Chunk]:
         """Return the stored chunks for these ids, in the order asked (missing ids are skipped)."""
         found: dict[str, Chunk] = {}
         for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
-            with self._guard("read chunks"):
-                got = self._col().get(ids=list(part), include=["documents", "metadatas"])
+            got = self._read("read chunks", lambda col, part=part: col.get(
+                ids=list(part), include=["documents", "metadatas"]), _NO_ROWS)
             found.update(self._chunks_of(got))
         return [found[i] for i in dict.fromkeys(ids) if i in found]
 
@@ -337,8 +375,8 @@ class ChromaDocumentIndex:
         """Return the stored embedding of each id that exists."""
         found: dict[str, np.ndarray] = {}
         for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
-            with self._guard("read embeddings"):
-                got = self._col().get(ids=list(part), include=["embeddings"])
+            got = self._read("read embeddings", lambda col, part=part: col.get(
+                ids=list(part), include=["embeddings"]), _NO_ROWS)
             vectors = got["embeddings"] if got["embeddings"] is not None else []
             for i, vector in zip(got["ids"], vectors, strict=True):
                 found[i] = np.asarray(vector, dtype=np.float32)
@@ -348,10 +386,9 @@ class ChromaDocumentIndex:
         chroma_where = normalize_where(where)
         offset = 0
         while True:
-            with self._guard("list chunks"):
-                got = self._col().get(
-                    where=chroma_where, include=include, limit=self.batch_size, offset=offset
-                )
+            got = self._read("list chunks", lambda col, offset=offset: col.get(
+                where=chroma_where, include=include, limit=self.batch_size, offset=offset
+            ), _NO_ROWS)
             yield got
             if len(got["ids"]) < self.batch_size:
                 return
@@ -370,8 +407,7 @@ class ChromaDocumentIndex:
 
     def count(self) -> int:
         """Number of chunks stored."""
-        with self._guard("count chunks"):
-            return int(self._col().count())
+        return int(self._read("count chunks", lambda col: col.count(), 0))
 
     def drop(self) -> None:
         """Delete the whole collection; the next write creates it again, empty."""

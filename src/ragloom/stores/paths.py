@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,15 +10,28 @@ from pathlib import Path
 from ragloom.errors import ConfigError
 
 COLLECTION_RULE = (
-    "3 to 512 characters of letters, digits, '.', '_' or '-', "
-    "starting and ending with a letter or digit"
+    "3 to 512 characters of letters, digits, '.', '_' or '-', starting and ending with a letter "
+    "or digit, without '..' and not an IP address"
 )
 _COLLECTION_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{1,510})[A-Za-z0-9]$")
 
 
+def _is_ip_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
 def validate_collection(name: str) -> str:
-    """Return name if it is a valid collection name (Chroma's rule), else raise ConfigError."""
-    if not isinstance(name, str) or not _COLLECTION_RE.fullmatch(name):
+    """Return name if Chroma accepts it as a collection name (its full rule), else ConfigError."""
+    if (
+        not isinstance(name, str)
+        or not _COLLECTION_RE.fullmatch(name)
+        or ".." in name
+        or _is_ip_address(name)
+    ):
         raise ConfigError(
             f"invalid collection name {name!r}",
             where="collection",
@@ -28,7 +42,7 @@ def validate_collection(name: str) -> str:
 
 @dataclass(frozen=True)
 class DataPaths:
-    """Layout of the data directory: chroma/, bm25/<collection>/, manifests/, quarantine/."""
+    """Layout of the data directory: chroma/, bm25/<collection>/, manifests/, quarantine/, locks/."""
 
     data_dir: Path
 
@@ -42,9 +56,17 @@ class DataPaths:
         return self.data_dir / "bm25" / validate_collection(collection)
 
     def manifest_file(self, collection: str) -> Path:
-        """Ingestion manifest file of a collection."""
+        """Ingestion manifest of a collection (SQLite)."""
+        return self.data_dir / "manifests" / f"{validate_collection(collection)}.sqlite"
+
+    def legacy_manifest_file(self, collection: str) -> Path:
+        """JSON manifest written by ragloom before the SQLite one; migrated on first open."""
         return self.data_dir / "manifests" / f"{validate_collection(collection)}.json"
 
     def quarantine_dir(self, collection: str) -> Path:
         """Directory of the quarantined documents of a collection."""
         return self.data_dir / "quarantine" / validate_collection(collection)
+
+    def lock_file(self, collection: str) -> Path:
+        """The lock file every writer of a collection holds (see `stores.lock`)."""
+        return self.data_dir / "locks" / f"{validate_collection(collection)}.lock"
