@@ -62,12 +62,12 @@ def bm25_index(settings: RagSettings) -> Bm25Index | None:
     try:
         index = Bm25Index.open(directory, previous)
         if index is None and document_index(settings).count() > 0:
-            index = _repair_bm25(settings, "missing")
+            return _repair_bm25(settings, "missing", directory)
     except (CorruptIndexError, OSError) as exc:
         log.warning("BM25 index at %s is unreadable: %s", directory, exc)
-        index = _repair_bm25(settings, f"unreadable ({exc})")
+        return _repair_bm25(settings, f"unreadable ({exc})", directory)
     with _lock:
-        _bm25[directory] = (stamp if index is None else _stamp(directory), index)
+        _bm25[directory] = (stamp, index)
     return index
 
 
@@ -80,9 +80,9 @@ def _stamp(directory: Path) -> tuple[int, int, int] | None:
     return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
 
-def _repair_bm25(settings: RagSettings, reason: str) -> Bm25Index | None:
+def _repair_bm25(settings: RagSettings, reason: str, directory: Path) -> Bm25Index | None:
     """Rebuild the BM25 index from Chroma (the source of truth) under the collection lock; None
-    when an ingest holds the lock (it repairs the index itself when it finishes)."""
+    when an ingest holds the lock (it repairs the index when it finishes; a later query retries)."""
     paths = data_paths(settings)
     collection = settings.collection
     start = time.perf_counter()
@@ -102,6 +102,8 @@ def _repair_bm25(settings: RagSettings, reason: str) -> Bm25Index | None:
             f"{(time.perf_counter() - start) * 1000:.0f} ms)")
     log.warning(note)
     index.note_repair(note)
+    with _lock:
+        _bm25[directory] = (_stamp(directory), index)
     return index
 
 

@@ -388,3 +388,26 @@ def test_an_interrupted_run_is_repaired_from_its_intent_and_journal(
     bm25 = resources.bm25_index(resolve_settings(data_dir=data_dir, collection="intent"))
     assert bm25 is not None and bm25.search("zebras", 3)[0].chunk.source_id == str(target)
     assert report.count("failed") == 0
+
+
+def test_a_corrupt_bm25_index_is_repaired_from_chroma_and_traced(kb: Path, data_dir: Path) -> None:
+    from ragloom.runner import retrieve
+    from ragloom.stores.lock import collection_lock
+
+    ingest([str(kb)], collection="repair", data_dir=data_dir)
+    paths = resources.data_paths(resolve_settings(data_dir=data_dir, collection="repair"))
+    expected = sorted(Bm25Index.open(paths.bm25_dir("repair")).ids)
+    (paths.bm25_dir("repair") / "CURRENT.json").write_text("{torn")
+    with collection_lock(paths.lock_file("repair")):  # an ingest is running: no repair now
+        held = retrieve("How do I pair the hub?", collection="repair", data_dir=data_dir)
+    step = next(s for s in held.trace if s.stage == "retrieve")
+    assert step.detail["mode"] == "vector" and "degraded" in step.detail
+    answer = retrieve("How do I pair the hub?", collection="repair", data_dir=data_dir)
+    step = next(s for s in answer.trace if s.stage == "retrieve")
+    assert step.detail["mode"] == "hybrid"
+    assert "rebuilt from Chroma" in step.detail["bm25_repaired"]
+    assert sorted(Bm25Index.open(paths.bm25_dir("repair")).ids) == expected
+    again = retrieve("How do I pair the hub?", collection="repair", data_dir=data_dir)
+    assert "bm25_repaired" not in next(s for s in again.trace if s.stage == "retrieve").detail
+    assert ingest([str(kb)], collection="repair", data_dir=data_dir).embeddings_computed == 0
+    assert_consistent(data_dir, "repair")

@@ -274,8 +274,7 @@ class Bm25Index:
         """Index chunks into one base segment, replacing whatever the directory held."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        previous = _safe_current(directory)
-        gen = int(previous["generation"]) + 1 if previous else 1
+        gen = _next_gen(directory, _safe_current(directory))
         segment = Segment.from_chunks(f"seg-{gen:06d}", gen, chunks)
         segment.write(directory)
         current = _current(gen, [segment.name], [], applied_seq, len(chunks), epoch)
@@ -441,6 +440,14 @@ def _commit(directory: Path, current: dict[str, Any]) -> None:
     write_atomic(directory / CURRENT_FILE, json.dumps(current, indent=1))
 
 
+def _next_gen(directory: Path, current: dict[str, Any] | None) -> int:
+    """A generation above the committed one and above any file a crash left behind."""
+    names = [p.name.removesuffix(".json") for p in directory.iterdir()
+             if p.name.startswith(("seg-", "del-"))]
+    found = [_gen_of(n) for n in names if n.rsplit("-", 1)[1].isdigit()]
+    return max([int(current["generation"]) if current else 0, *found]) + 1
+
+
 def _safe_current(directory: Path) -> dict[str, Any] | None:
     try:
         return _read_current(directory)
@@ -481,7 +488,7 @@ def update(directory: Path, added: list[Chunk], deleted: Sequence[str], *, appli
     current = read_state(directory)
     if current is None:
         raise CorruptIndexError("no index to update")
-    gen = int(current["generation"]) + 1
+    gen = _next_gen(directory, current)
     segments, tombstones = list(current["segments"]), list(current["tombstones"])
     if added:
         segment = Segment.from_chunks(f"seg-{gen:06d}", gen, added)
@@ -533,7 +540,7 @@ def _merge_deltas(directory: Path, current: dict[str, Any]) -> None:
     alive, location = _resolve(deltas, tombstones)
     everything = [c for s in deltas for c in s.chunks]
     keep = [everything[slot] for slot in sorted(location.values()) if alive[slot]]
-    gen = int(current["generation"]) + 1
+    gen = _next_gen(directory, current)
     merged = Segment.from_chunks(f"seg-{gen:06d}", gen, keep)
     merged.write(directory)
     fsync_dir(directory)

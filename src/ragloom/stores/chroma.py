@@ -212,8 +212,18 @@ class ChromaDocumentIndex:
 
     @property
     def collection_id(self) -> str:
-        """Chroma's id of the collection: it changes when the collection is dropped and recreated."""
-        return str(self._col().id)
+        """Chroma's id of the collection, asked afresh (it changes when the collection is dropped
+        and recreated); a cached handle to an older collection is replaced."""
+        current = self._col()
+        with self._guard("read the collection id"):
+            try:
+                fresh = self._client.get_collection(self.collection, embedding_function=None)
+            except NotFoundError:
+                fresh = None
+        if fresh is None or fresh.id != current.id:
+            self._handle = None
+            current = self._col()
+        return str(current.id)
 
     def _check_profile(self, collection: Collection) -> None:
         stored = (collection.metadata or {}).get(PROFILE_KEY)
