@@ -1,6 +1,6 @@
 """Named points where the crash tests kill the process, inside multi-step writes.
 
-`RAGLOOM_CRASHPOINT=NAME[:N]` makes the N-th (default first) pass through `crashpoint(NAME)` send
+`_RAGLOOM_CRASHPOINT=NAME[:N]` makes the N-th (default first) pass through `crashpoint(NAME)` send
 SIGKILL to this process. Unset (always, outside tests) a pass costs one dictionary lookup.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import signal
 
-_ENV = "RAGLOOM_CRASHPOINT"
+_ENV = "_RAGLOOM_CRASHPOINT"
 _passes: dict[str, int] = {}
 
 
