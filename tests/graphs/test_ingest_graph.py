@@ -178,7 +178,7 @@ def test_unchanged_sources_are_settled_at_plan_without_reading(
     monkeypatch.setattr(nodes, "read_source", lambda ref, s: reads.append(ref.source_id) or original(ref, s))
     again = ingest([str(tree)], collection="settle", data_dir=data_dir)
     assert set(statuses(again).values()) == {"unchanged"} and reads == []
-    assert again.stage_ms.keys() == {"plan", "finalize"}  # no batch ran
+    assert again.stage_ms.keys() == {"plan", "finalize", "bm25"}  # no batch ran
     edited = tree / "n2.md"
     edited.write_text("# Note 2\n\nBasalt garnet.", encoding="utf-8")
     os.utime(edited, ns=(1_700_000_100_000_000_000,) * 2)

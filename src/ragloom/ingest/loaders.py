@@ -98,7 +98,7 @@ def _posix_abs(path: str) -> str:
 
 
 def _is_supported(path: str) -> bool:
-    return Path(path).suffix.lower() in SUPPORTED_SUFFIXES
+    return os.path.splitext(path)[1].lower() in SUPPORTED_SUFFIXES
 
 
 def _display(path: str) -> str:
@@ -124,12 +124,12 @@ class Expansion:
     specs: list[Spec] = field(default_factory=list)
     _files: dict[tuple[int, int], str] = field(default_factory=dict)
 
-    def add_file(self, path: str, stat: os.stat_result, origin: str) -> None:
-        """Add one regular file found on disk, once per path and once per device + inode."""
-        if not _utf8_name(path):
-            self.errors.append((_display(path), "the file name is not valid UTF-8: rename it"))
+    def add_file(self, source_id: str, stat: os.stat_result, origin: str) -> None:
+        """Add one regular file found on disk (absolute, normalised path), once per path and once
+        per device + inode."""
+        if not _utf8_name(source_id):
+            self.errors.append((_display(source_id), "the file name is not valid UTF-8: rename it"))
             return
-        source_id = _posix_abs(path)
         key = (stat.st_dev, stat.st_ino)
         first = self._files.setdefault(key, source_id)
         if first != source_id:
@@ -338,7 +338,7 @@ def _expand_path(spec: str, found: Expansion, *, follow_symlinks: bool = False) 
             f"unsupported file type {Path(path).suffix or '(none)'!r}; {_supported_hint()}"
         )
     found.specs.append(Spec("file", path))
-    found.add_file(path, os.stat(path), path)
+    found.add_file(path, os.stat(path), path)  # path is absolute and normalised
 
 
 def spec_origin(spec: str) -> str:

@@ -296,7 +296,7 @@ def _settle(refs: list[SourceRef], store: ManifestStore,
             and recorded.mtime_ns == ref.mtime_ns
             and recorded.identity == identities[is_csv]
         ):
-            unchanged.append(SourceResult.model_construct(
+            unchanged.append(SourceResult(
                 source_id=ref.source_id, status="unchanged", documents=recorded.documents,
                 chunks=recorded.chunks))
         else:
@@ -675,9 +675,12 @@ def finalize(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
             quarantine = deps.quarantine()
             for source_id in state.get("quarantine_gone", []):
                 quarantine.remove(source_id)
+            start = time.perf_counter()
             bm25_status = sync_bm25(deps, store)
-        step.detail.update(removed=len(removed), bm25=bm25_status)
-    stage_ms = _sum_ms(state.get("stage_ms", {}), {"finalize": step.elapsed_ms()})
+            bm25_ms = (time.perf_counter() - start) * 1000
+        step.detail.update(removed=len(removed), bm25=bm25_status, bm25_ms=round(bm25_ms, 1))
+    own_ms = {"finalize": step.elapsed_ms() - bm25_ms, "bm25": bm25_ms}
+    stage_ms = _sum_ms(state.get("stage_ms", {}), own_ms)
     report = IngestionReport(
         collection=deps.collection,
         sources=sorted([*state.get("results", []), *removed], key=lambda r: r.source_id),
