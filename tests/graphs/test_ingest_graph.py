@@ -411,3 +411,44 @@ def test_a_corrupt_bm25_index_is_repaired_from_chroma_and_traced(kb: Path, data_
     assert "bm25_repaired" not in next(s for s in again.trace if s.stage == "retrieve").detail
     assert ingest([str(kb)], collection="repair", data_dir=data_dir).embeddings_computed == 0
     assert_consistent(data_dir, "repair")
+
+
+def test_a_reindex_serves_the_old_state_until_it_swaps_the_new_one_in(
+    kb: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragloom.nodes import ingest as nodes
+    from ragloom.stores import chroma as chroma_module
+    from ragloom.stores.chroma import ChromaDocumentIndex
+
+    ingest([str(kb)], collection="swap", data_dir=data_dir)
+    settings = resolve_settings(data_dir=data_dir, collection="swap")
+    reader = ChromaDocumentIndex("swap", resources.embedder(settings).profile, data_dir=data_dir)
+    vector = resources.embedder(settings).embed_queries(["How do I pair the hub?"])[0]
+    before = [h.chunk.id for h in reader.search(vector, 3)]
+    (kb / "faq.md").unlink()
+    seen_during: list[list[str]] = []
+
+    def look(name: str) -> None:
+        if name == "ingest.upsert":
+            seen_during.append([h.chunk.id for h in reader.search(vector, 3)])
+
+    monkeypatch.setattr(nodes, "crashpoint", look)
+    report = ingest([str(kb)], collection="swap", data_dir=data_dir, reindex=True)
+    assert report.reindexed and seen_during and all(ids == before for ids in seen_during)
+    after = [h.chunk.id for h in reader.search(vector, 3)]  # the stale handle reopens
+    assert after and not any("faq.md" in i for i in after)
+    assert assert_consistent(data_dir, "swap")["sources"] == sorted(
+        str(p) for p in kb.iterdir() if p.suffix in (".md", ".txt", ".csv", ".html", ".pdf"))
+
+    def crash(name: str) -> None:  # killed between the two renames of the swap
+        if name == "chroma.swap":
+            raise KeyboardInterrupt(name)
+
+    monkeypatch.setattr(chroma_module, "crashpoint", crash)
+    with pytest.raises(KeyboardInterrupt):
+        ingest([str(kb)], collection="swap", data_dir=data_dir, reindex=True)
+    monkeypatch.undo()
+    recovered = ingest([str(kb)], collection="swap", data_dir=data_dir)
+    assert any("restored collection" in w for w in recovered.warnings)
+    assert recovered.embeddings_computed == 0
+    assert_consistent(data_dir, "swap")

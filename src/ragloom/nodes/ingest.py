@@ -14,9 +14,10 @@ from __future__ import annotations
 import logging
 import math
 import operator
+import os
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from collections.abc import Callable
@@ -44,8 +45,15 @@ from ragloom.state import Chunk, IngestionReport, SourceDocument, SourceResult, 
 from ragloom.stores import bm25
 from ragloom.stores.base import DocumentIndex
 from ragloom.stores.crashpoints import crashpoint
-from ragloom.stores.manifest import DocEntry, ManifestStore, SourceEntry, remove_temp_files
-from ragloom.stores.paths import DataPaths
+from ragloom.stores.manifest import (
+    DocEntry,
+    ManifestStore,
+    SourceEntry,
+    fsync_dir,
+    remove_database,
+    remove_temp_files,
+)
+from ragloom.stores.paths import DataPaths, shadow_collection
 from ragloom.stores.quarantine import Quarantine, QuarantineRecord
 
 log = logging.getLogger(__name__)
@@ -73,15 +81,17 @@ class IngestDeps:
     embedder: Embedder
     chunker: Chunker
     paths: DataPaths
+    manifest_file: Path | None = None
+    """Where this run's manifest is, when not the collection's own (a reindex builds a shadow)."""
 
     @property
     def collection(self) -> str:
-        """The collection being ingested into."""
-        return self.index.collection
+        """The collection being ingested into (its name, also while a reindex builds a shadow)."""
+        return self.settings.collection
 
     def manifest(self) -> ManifestStore:
-        """Open the collection's manifest (close it after use: `with deps.manifest() as m:`)."""
-        return ManifestStore(self.paths.manifest_file(self.collection))
+        """Open this run's manifest (close it after use: `with deps.manifest() as m:`)."""
+        return ManifestStore(self.manifest_file or self.paths.manifest_file(self.collection))
 
     def quarantine(self) -> Quarantine:
         """The collection's quarantine."""
@@ -184,13 +194,24 @@ def _trusted_stat(ref: SourceRef) -> tuple[int, int]:
 # ------------------------------------------------------------------------------------------ plan
 
 
-def _reset_collection(deps: IngestDeps) -> None:
-    deps.index.drop()
-    manifest = deps.paths.manifest_file(deps.collection)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{manifest}{suffix}").unlink(missing_ok=True)
-    deps.paths.legacy_manifest_file(deps.collection).unlink(missing_ok=True)
-    shutil.rmtree(deps.paths.bm25_dir(deps.collection), ignore_errors=True)
+def _target(state: IngestState, deps: IngestDeps) -> IngestDeps:
+    """The deps this run writes through: a reindex builds a shadow collection and manifest beside
+    the live ones and swaps them in at finalize, so readers see the old state until then."""
+    if not state.get("reindex"):
+        return deps
+    return replace(deps, index=deps.index.sibling(shadow_collection(deps.collection)),
+                   manifest_file=deps.paths.reindex_manifest_file(deps.collection))
+
+
+def _recover_reindex(deps: IngestDeps) -> list[str]:
+    """Settle what an interrupted reindex left: its shadow collection and manifest go, and a live
+    collection it had renamed aside comes back."""
+    notes: list[str] = []
+    recover = getattr(deps.index, "recover_swap", None)
+    if recover is not None:
+        notes = recover(shadow_collection(deps.collection))
+    remove_database(deps.paths.reindex_manifest_file(deps.collection))
+    return notes
 
 
 def _clean_leftovers(deps: IngestDeps) -> list[str]:
@@ -258,7 +279,7 @@ def _check_store(store: ManifestStore, index: DocumentIndex) -> list[str]:
 
 
 def _open_manifest(deps: IngestDeps) -> tuple[ManifestStore, list[str]]:
-    path = deps.paths.manifest_file(deps.collection)
+    path = deps.manifest_file or deps.paths.manifest_file(deps.collection)
     store, warnings = ManifestStore.open(path, legacy=deps.paths.legacy_manifest_file(deps.collection),
                                          identity_of=_legacy_identity(deps.settings))
     profile_key = deps.embedder.profile.key()
@@ -312,10 +333,11 @@ def _vanished(specs: list[Spec], seen: set[str], candidates: list[str]) -> list[
 def plan(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     """Repair what a crash left, expand the sources, settle unchanged ones, find vanished ones."""
     with StageClock("plan") as step:
-        if state.get("reindex"):
-            _reset_collection(deps)
         leftovers = _clean_leftovers(deps)
+        recovered = _recover_reindex(deps)
+        deps = _target(state, deps)
         store, warnings = _open_manifest(deps)
+        warnings = [*recovered, *warnings]
         with store:
             repairs = _repair_intents(store, deps.index) + _check_store(store, deps.index)
             warnings.extend(repairs)
@@ -413,6 +435,7 @@ def _load_one(ref: SourceRef, old: SourceEntry | None, deps: IngestDeps,
 
 def load(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     """Read the next batch of changed sources; those whose bytes did not change are settled here."""
+    deps = _target(state, deps)
     with StageClock("load") as step:
         pending = list(state.get("pending", []))
         size = state.get("batch_size", deps.settings.ingest.batch_sources)
@@ -536,6 +559,7 @@ def _stale_ids(item: WorkItem) -> list[str]:
 
 def upsert(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     """Announce the batch's chunk ids, delete the stale chunks and store the new ones."""
+    deps = _target(state, deps)
     with StageClock("upsert") as step:
         batch = state.get("batch", [])
         stale = [cid for item in batch for cid in _stale_ids(item)]
@@ -572,6 +596,7 @@ def _entry(item: WorkItem, identity: str) -> SourceEntry:
 
 def record(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     """Record the batch's stored sources in one manifest transaction, after they are stored."""
+    deps = _target(state, deps)
     with StageClock("record") as step:
         entries: dict[str, SourceEntry] = {}
         dropped: list[str] = []
@@ -667,16 +692,36 @@ def sync_bm25(deps: IngestDeps, store: ManifestStore) -> str:
     return f"updated (+{result.added} -{result.deleted}, merge {result.merged})"
 
 
+def _swap_in(live: IngestDeps, shadow: IngestDeps, store: ManifestStore) -> str:
+    """End a reindex: index the shadow's chunks into a BM25 segment, swap the shadow collection in,
+    commit that segment, then move the shadow manifest into place. A crash between two steps
+    leaves a live manifest that disagrees with Chroma: the next run repairs it in full."""
+    last = store.last_seq()
+    epoch = store.get_meta("epoch") or ""
+    chunks = shadow.index.all_chunks()
+    bm25.Bm25Index.build(chunks, live.paths.bm25_dir(live.collection), applied_seq=last,
+                         epoch=epoch, before_commit=lambda: live.index.replace_with(shadow.index))
+    store.trim_journal(last)
+    store.close()
+    target = live.paths.manifest_file(live.collection)
+    crashpoint("reindex.manifest")
+    remove_database(target)
+    os.replace(str(shadow.manifest_file), target)
+    fsync_dir(target.parent)
+    return f"rebuilt (reindex, {len(chunks)} chunks)"
+
+
 def finalize(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     """Remove sources gone from the specs, apply the journal to BM25, write the report."""
+    run = _target(state, deps)
     with StageClock("finalize") as step:
-        with deps.manifest() as store:
-            removed = _remove_vanished(state, deps, store)
+        with run.manifest() as store:
+            removed = _remove_vanished(state, run, store)
             quarantine = deps.quarantine()
             for source_id in state.get("quarantine_gone", []):
                 quarantine.remove(source_id)
             start = time.perf_counter()
-            bm25_status = sync_bm25(deps, store)
+            bm25_status = _swap_in(deps, run, store) if run is not deps else sync_bm25(deps, store)
             bm25_ms = (time.perf_counter() - start) * 1000
         step.detail.update(removed=len(removed), bm25=bm25_status, bm25_ms=round(bm25_ms, 1))
     own_ms = {"finalize": step.elapsed_ms() - bm25_ms, "bm25": bm25_ms}

@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -269,14 +269,19 @@ class Bm25Index:
     # ------------------------------------------------------------------------------ persistence
 
     @classmethod
-    def build(cls, chunks: list[Chunk], directory: Path, *, applied_seq: int = 0,
-              epoch: str = "") -> Bm25Index:
-        """Index chunks into one base segment, replacing whatever the directory held."""
+    def build(cls, chunks: list[Chunk], directory: Path, *, applied_seq: int = 0, epoch: str = "",
+              before_commit: Callable[[], None] | None = None) -> Bm25Index:
+        """Index chunks into one base segment, replacing whatever the directory held; readers
+        switch at the commit. `before_commit` runs once the segment is on disk (a reindex swaps
+        its collection in there, so the two switches are milliseconds apart)."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         gen = _next_gen(directory, _safe_current(directory))
         segment = Segment.from_chunks(f"seg-{gen:06d}", gen, chunks)
         segment.write(directory)
+        fsync_dir(directory)
+        if before_commit is not None:
+            before_commit()
         current = _current(gen, [segment.name], [], applied_seq, len(chunks), epoch)
         _commit(directory, current)
         remove_unreferenced(directory)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +25,7 @@ from ragloom.errors import ConfigError, EmbeddingProfileMismatchError, StoreErro
 from ragloom.providers.embeddings import EmbeddingProfile
 from ragloom.state import Chunk, ScoredChunk
 from ragloom.stores.base import Filter
+from ragloom.stores.crashpoints import crashpoint
 from ragloom.stores.filters import CHUNK_FIELDS, filterable_metadata, normalize_where
 from ragloom.stores.paths import DataPaths, validate_collection
 
@@ -32,6 +34,7 @@ JSON_KEY = "ragloom:json"
 CONNECT_TIMEOUT_S = 5.0
 REQUEST_TIMEOUT_S = 120.0
 REOPEN_ATTEMPTS = 3
+REOPEN_PAUSE_S = 0.02
 _STORE_FAILURES = (ChromaError, httpx.HTTPError, ValueError, OSError, RuntimeError)
 _NO_ROWS: dict[str, Any] = {"ids": [], "documents": [], "metadatas": [], "embeddings": []}
 _clients: dict[str, Client] = {}
@@ -163,6 +166,8 @@ class ChromaDocumentIndex:
         self.profile = profile
         self._path = DataPaths(Path(data_dir)).chroma_dir
         self._where = f"{server_url or f'chroma:{self._path}'}/{collection}"
+        self._data_dir = Path(data_dir)
+        self._server_url = server_url
         self._client = get_client(path=self._path, server_url=server_url)
         self._batch_size: int | None = None
         self._handle: Collection | None = None
@@ -198,17 +203,24 @@ class ChromaDocumentIndex:
             except StoreError as exc:
                 if not isinstance(exc.__cause__, NotFoundError) or attempt == REOPEN_ATTEMPTS - 1:
                     raise
-            self._handle = None
-            try:
-                with self._guard("reopen the collection"):
-                    self._handle = self._client.get_collection(self.collection,
-                                                               embedding_function=None)
-            except StoreError as exc:
-                if isinstance(exc.__cause__, NotFoundError):
-                    return empty
-                raise
+            self._handle = self._reopen()
+            if self._handle is None:
+                return empty
             self._check_profile(self._handle)
         return empty
+
+    def _reopen(self) -> Collection | None:
+        """The collection now bearing this name; None when there is none (a reindex swaps names
+        with two renames, so a miss is retried briefly)."""
+        for attempt in range(REOPEN_ATTEMPTS):
+            try:
+                with self._guard("reopen the collection"):
+                    return self._client.get_collection(self.collection, embedding_function=None)
+            except StoreError as exc:
+                if not isinstance(exc.__cause__, NotFoundError):
+                    raise
+            time.sleep(REOPEN_PAUSE_S * (attempt + 1))
+        return None
 
     @property
     def collection_id(self) -> str:
@@ -418,6 +430,52 @@ class ChromaDocumentIndex:
     def count(self) -> int:
         """Number of chunks stored."""
         return int(self._read("count chunks", lambda col: col.count(), 0))
+
+    def sibling(self, collection: str) -> ChromaDocumentIndex:
+        """An index over another collection of the same store and profile (a reindex's shadow)."""
+        return ChromaDocumentIndex(collection, self.profile, data_dir=self._data_dir,
+                                   server_url=self._server_url)
+
+    def exists(self) -> bool:
+        """Whether the collection exists (without creating it)."""
+        return self.collection in self._names()
+
+    def _names(self) -> set[str]:
+        with self._guard("list collections"):
+            return {c.name if hasattr(c, "name") else str(c) for c in self._client.list_collections()}
+
+    def replace_with(self, shadow: ChromaDocumentIndex) -> None:
+        """Give shadow's collection this name: this one is renamed aside, shadow renamed, the old
+        one dropped. A reader with a handle to the old collection reads it until it is dropped,
+        then reopens the new one by name."""
+        aside = f"{shadow.collection}-old"
+        with self._guard("swap in the rebuilt collection"):
+            names = self._names()
+            if self.collection in names:
+                self._client.get_collection(self.collection).modify(name=aside)
+            crashpoint("chroma.swap")
+            self._client.get_collection(shadow.collection).modify(name=self.collection)
+            if self.collection in names:
+                self._client.delete_collection(aside)
+        self._handle = shadow._handle = None
+
+    def recover_swap(self, shadow: str) -> list[str]:
+        """Settle what an interrupted reindex left: a collection renamed aside comes back when
+        this name is missing (else it is dropped), and the shadow is dropped. Returns notes."""
+        notes = []
+        with self._guard("recover an interrupted reindex"):
+            names = self._names()
+            aside = f"{shadow}-old"
+            if aside in names and self.collection not in names:
+                self._client.get_collection(aside).modify(name=self.collection)
+                notes.append(f"restored collection {self.collection!r} from an interrupted reindex")
+            elif aside in names:
+                self._client.delete_collection(aside)
+            if shadow in names:
+                self._client.delete_collection(shadow)
+                notes.append("removed the collection an interrupted reindex was building")
+        self._handle = None
+        return notes
 
     def drop(self) -> None:
         """Delete the whole collection; the next write creates it again, empty."""

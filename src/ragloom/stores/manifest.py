@@ -131,7 +131,8 @@ def _chunks(items: list[str], size: int = _SQL_BATCH) -> Iterator[list[str]]:
         yield items[start : start + size]
 
 
-def _remove_db(path: Path) -> None:
+def remove_database(path: Path) -> None:
+    """Delete an SQLite database with its WAL, shared-memory and rollback journal files."""
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
@@ -179,7 +180,7 @@ class ManifestStore:
             store = cls(path)
         except sqlite3.DatabaseError as exc:
             warnings.append(f"Manifest {path} is unreadable ({exc}); falling back to a full ingest")
-            _remove_db(Path(path))
+            remove_database(Path(path))
             store = cls(path)
         if legacy is not None and legacy.exists():
             warnings.extend(store._migrate(legacy, identity_of or (lambda _sid, chunker: chunker)))

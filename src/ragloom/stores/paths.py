@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -40,6 +41,11 @@ def validate_collection(name: str) -> str:
     return name
 
 
+def shadow_collection(collection: str) -> str:
+    """Name of the collection a `--reindex` of `collection` builds before swapping it in."""
+    return f"ragloom-reindex-{hashlib.sha256(validate_collection(collection).encode()).hexdigest()[:16]}"
+
+
 @dataclass(frozen=True)
 class DataPaths:
     """Layout of the data directory: chroma/, bm25/<collection>/, manifests/, quarantine/, locks/."""
@@ -58,6 +64,10 @@ class DataPaths:
     def manifest_file(self, collection: str) -> Path:
         """Ingestion manifest of a collection (SQLite)."""
         return self.data_dir / "manifests" / f"{validate_collection(collection)}.sqlite"
+
+    def reindex_manifest_file(self, collection: str) -> Path:
+        """Manifest a `--reindex` builds beside the live one; it replaces it when the run ends."""
+        return self.data_dir / "manifests" / f".reindex-{validate_collection(collection)}.sqlite"
 
     def legacy_manifest_file(self, collection: str) -> Path:
         """JSON manifest written by ragloom before the SQLite one; migrated on first open."""
