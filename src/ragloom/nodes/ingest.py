@@ -49,7 +49,7 @@ from ragloom.stores.manifest import (
     DocEntry,
     ManifestStore,
     SourceEntry,
-    fsync_dir,
+    fsync_path,
     remove_database,
     remove_temp_files,
 )
@@ -707,7 +707,7 @@ def _swap_in(live: IngestDeps, shadow: IngestDeps, store: ManifestStore) -> str:
     crashpoint("reindex.manifest")
     remove_database(target)
     os.replace(str(shadow.manifest_file), target)
-    fsync_dir(target.parent)
+    fsync_path(target.parent)
     return f"rebuilt (reindex, {len(chunks)} chunks)"
 
 

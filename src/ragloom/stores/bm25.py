@@ -42,7 +42,7 @@ from ragloom.state import Chunk, ScoredChunk
 from ragloom.stores.base import Filter
 from ragloom.stores.crashpoints import crashpoint
 from ragloom.stores.filters import compile_where, filterable_metadata
-from ragloom.stores.manifest import fsync_dir, write_atomic
+from ragloom.stores.manifest import fsync_path, write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ class Segment:
             (staging / VOCAB_FILE).write_text(json.dumps(vocab), encoding="utf-8")
             (staging / CHUNKS_FILE).write_bytes(_CHUNKS.dump_json(self.chunks))
             for path in [*staging.iterdir(), staging]:
-                _fsync(path)
+                fsync_path(path)
             crashpoint("bm25.segment")
             os.replace(staging, directory / self.name)
         except BaseException:
@@ -176,14 +176,6 @@ class Segment:
 
 def _gen_of(name: str) -> int:
     return int(name.rsplit("-", 1)[1])
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _read_current(directory: Path) -> dict[str, Any] | None:
@@ -279,7 +271,7 @@ class Bm25Index:
         gen = _next_gen(directory, _safe_current(directory))
         segment = Segment.from_chunks(f"seg-{gen:06d}", gen, chunks)
         segment.write(directory)
-        fsync_dir(directory)
+        fsync_path(directory)
         if before_commit is not None:
             before_commit()
         current = _current(gen, [segment.name], [], applied_seq, len(chunks), epoch)
@@ -503,7 +495,7 @@ def update(directory: Path, added: list[Chunk], deleted: Sequence[str], *, appli
         name = f"del-{gen:06d}.json"
         write_atomic(directory / name, json.dumps(sorted(set(deleted))))
         tombstones.append(name)
-    fsync_dir(directory)
+    fsync_path(directory)
     new = _current(gen, segments, tombstones, applied_seq, count, epoch)
     _commit(directory, new)
     result = UpdateResult(gen, len(added), len(deleted))
@@ -548,7 +540,7 @@ def _merge_deltas(directory: Path, current: dict[str, Any]) -> None:
     gen = _next_gen(directory, current)
     merged = Segment.from_chunks(f"seg-{gen:06d}", gen, keep)
     merged.write(directory)
-    fsync_dir(directory)
+    fsync_path(directory)
     crashpoint("bm25.merge")
     new = dict(current, generation=gen, segments=[current["segments"][0], merged.name])
     _commit(directory, new)

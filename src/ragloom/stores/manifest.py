@@ -406,12 +406,12 @@ def write_atomic(path: Path, data: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    fsync_path(path.parent)
 
 
-def fsync_dir(directory: Path) -> None:
-    """Flush a directory's entries (renames, new files) to disk."""
-    fd = os.open(directory, os.O_RDONLY)
+def fsync_path(path: Path) -> None:
+    """Flush a file, or a directory's entries (renames, new files), to disk."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
