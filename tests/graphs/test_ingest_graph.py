@@ -452,3 +452,29 @@ def test_a_reindex_serves_the_old_state_until_it_swaps_the_new_one_in(
     assert any("restored collection" in w for w in recovered.warnings)
     assert recovered.embeddings_computed == 0
     assert_consistent(data_dir, "swap")
+
+
+@pytest.mark.parametrize(("kind", "origin", "source_id", "covered"), [
+    ("directory", "/d", "/d/a.md", True),
+    ("directory", "/d", "/d/sub/deep/c.md", True),
+    ("directory", "/d", "/d/.git/x.md", False),     # the walk skips hidden names
+    ("directory", "/d", "/d/tool.py", False),       # and unsupported types
+    ("directory", "/d", "/dx/a.md", False),
+    ("glob", "/d/**/*.md", "/d/a.md", True),        # ** matches zero directories
+    ("glob", "/d/**/*.md", "/d/x/y/a.md", True),
+    ("glob", "/d/**/*.md", "/d/.h/a.md", False),
+    ("glob", "/d/*.md", "/d/x/a.md", False),
+    ("glob", "/d/?.md", "/d/a.md", True),
+    ("glob", "/d/**", "/d/x/b.txt", True),
+    ("glob", "/d/*.md", "/d/.a.md", False),
+    ("missing", "/d/gone", "/d/gone/a.md", True),
+    ("missing", "/d/gone.md", "/d/gone.md", True),
+    ("missing", "/d/gone", "/d/gone2/a.md", False),
+    ("file", "/d/a.md", "/d/a.md", True),
+    ("url", "https://x.org/a", "https://x.org/a/b", False),
+])
+def test_which_recorded_sources_a_spec_covers(kind: str, origin: str, source_id: str,
+                                              covered: bool) -> None:
+    from ragloom.ingest.loaders import Spec
+
+    assert Spec(kind, origin).covers(source_id) is covered  # type: ignore[arg-type]
