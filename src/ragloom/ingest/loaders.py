@@ -116,28 +116,48 @@ def _utf8_name(path: str) -> bool:
 
 @dataclass
 class Expansion:
-    """What the specs expanded to: refs, per-spec or per-file errors, skipped files, the specs."""
+    """What the specs expanded to: found sources, per-spec or per-file errors, skipped files, the
+    specs. Sources stay plain tuples (`FoundSource`) until a caller needs `SourceRef`s: a walk
+    over 100k unchanged files builds no models."""
 
-    refs: list[SourceRef] = field(default_factory=list)
+    found: dict[str, FoundSource] = field(default_factory=dict)
     errors: list[tuple[str, str]] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     specs: list[Spec] = field(default_factory=list)
-    _files: dict[tuple[int, int], str] = field(default_factory=dict)
+    _inodes: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def add_file(self, source_id: str, stat: os.stat_result, origin: str) -> None:
         """Add one regular file found on disk (absolute, normalised path), once per path and once
         per device + inode."""
+        if source_id in self.found:
+            return
         if not _utf8_name(source_id):
             self.errors.append((_display(source_id), "the file name is not valid UTF-8: rename it"))
             return
-        key = (stat.st_dev, stat.st_ino)
-        first = self._files.setdefault(key, source_id)
+        first = self._inodes.setdefault((stat.st_dev, stat.st_ino), source_id)
         if first != source_id:
             self.skipped[source_id] = f"same file as {first}"
             return
-        self.refs.append(SourceRef.model_construct(
-            source_id=source_id, origin=origin, kind="file", size=stat.st_size,
-            mtime_ns=stat.st_mtime_ns))
+        self.found[source_id] = (source_id, origin, "file", stat.st_size, stat.st_mtime_ns)
+
+    def add_url(self, url: str) -> None:
+        """Add one web page."""
+        self.found.setdefault(url, (url, url, "url", None, None))
+
+    @property
+    def refs(self) -> list[SourceRef]:
+        """Every found source as a SourceRef, in the order found."""
+        return [to_ref(item) for item in self.found.values()]
+
+
+FoundSource = tuple[str, str, Literal["file", "url"], int | None, int | None]
+"""(source_id, origin, kind, size, mtime_ns) of a source found by `expand_specs`."""
+
+
+def to_ref(item: FoundSource) -> SourceRef:
+    """The SourceRef of a found source."""
+    source_id, origin, kind, size, mtime_ns = item
+    return SourceRef(source_id=source_id, origin=origin, kind=kind, size=size, mtime_ns=mtime_ns)
 
 
 @dataclass(frozen=True)
@@ -312,14 +332,14 @@ def _expand_glob(spec: str, found: Expansion, *, follow_symlinks: bool = False) 
     parts = _glob_parts(pattern)
     fixed = next((i for i, p in enumerate(parts) if _GLOB_CHARS.search(p)), len(parts))
     base = "/" + "/".join(parts[:fixed])
-    before = len(found.refs)
+    before = len(found.found)
     found.specs.append(Spec("glob", pattern))
     matched = 0
     if os.path.isdir(base):
         matched = _glob_walk(base, parts[fixed:], found, pattern, follow_symlinks, set())
     if not matched:
         raise LoadError("no files match this pattern")
-    if len(found.refs) == before:
+    if len(found.found) == before:
         raise LoadError(f"no supported files match this pattern; {_supported_hint()}")
 
 
@@ -351,7 +371,7 @@ def spec_origin(spec: str) -> str:
 def _expand_one(spec: str, found: Expansion, follow_symlinks: bool) -> None:
     if _is_url(spec):
         found.specs.append(Spec("url", spec))
-        found.refs.append(SourceRef(source_id=spec, origin=spec, kind="url"))
+        found.add_url(spec)
     elif not os.path.exists(os.path.expanduser(spec)) and _GLOB_CHARS.search(spec):
         _expand_glob(spec, found, follow_symlinks=follow_symlinks)
     else:
@@ -371,10 +391,6 @@ def expand_specs(specs: list[str], *, follow_symlinks: bool = False) -> Expansio
             _expand_one(spec, found, follow_symlinks)
         except LoadError as exc:
             found.errors.append((spec, str(exc)))
-    unique: dict[str, SourceRef] = {}
-    for ref in found.refs:
-        unique.setdefault(ref.source_id, ref)
-    found.refs = list(unique.values())
     return found
 
 

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -30,12 +30,14 @@ from typing_extensions import TypedDict
 from ragloom.errors import EmbeddingProfileMismatchError, LoadError, RejectedSourceError
 from ragloom.ingest.chunkers import Chunker, chunker_fingerprint
 from ragloom.ingest.loaders import (
+    FoundSource,
     SourceRef,
     Spec,
     expand_specs,
     parse_source,
     read_source,
     spec_origin,
+    to_ref,
 )
 from ragloom.ingest.validation import scan_injection
 from ragloom.nodes.trace import StageClock
@@ -49,6 +51,7 @@ from ragloom.stores.manifest import (
     DocEntry,
     ManifestStore,
     SourceEntry,
+    SourceStat,
     fsync_path,
     remove_database,
     remove_temp_files,
@@ -297,35 +300,33 @@ def _open_manifest(deps: IngestDeps) -> tuple[ManifestStore, list[str]]:
     return store, warnings
 
 
-def _settle(refs: list[SourceRef], store: ManifestStore,
+def _settle(found: list[FoundSource], stats: dict[str, SourceStat],
             settings: RagSettings) -> tuple[list[SourceRef], list[SourceResult]]:
-    """Split refs into changed ones and results for those unchanged by stat and identity."""
-    stats = store.stats()
-    identities: dict[bool, str] = {}
+    """Split found sources into changed refs and results for those unchanged by stat and
+    identity (no file is opened)."""
+    chunker = chunker_fingerprint(settings.chunker)
+    csv_identity = chunker + _loader_identity("x.csv", "file", settings.ingest)
     pending: list[SourceRef] = []
     unchanged: list[SourceResult] = []
-    for ref in refs:
-        recorded = stats.get(ref.source_id)
-        is_csv = ref.source_id.lower().endswith(".csv")
-        if is_csv not in identities:
-            identities[is_csv] = source_identity(ref, settings)
+    for item in found:
+        source_id, _origin, kind, size, mtime_ns = item
+        recorded = stats.get(source_id)
         if (
             recorded is not None
-            and ref.kind == "file"
+            and kind == "file"
             and recorded.mtime_ns >= 0
-            and recorded.size == ref.size
-            and recorded.mtime_ns == ref.mtime_ns
-            and recorded.identity == identities[is_csv]
+            and recorded.size == size
+            and recorded.mtime_ns == mtime_ns
+            and recorded.identity == (csv_identity if source_id[-4:].lower() == ".csv" else chunker)
         ):
-            unchanged.append(SourceResult(
-                source_id=ref.source_id, status="unchanged", documents=recorded.documents,
-                chunks=recorded.chunks))
+            unchanged.append(SourceResult(source_id=source_id, status="unchanged",
+                                          documents=recorded.documents, chunks=recorded.chunks))
         else:
-            pending.append(ref)
+            pending.append(to_ref(item))
     return pending, unchanged
 
 
-def _vanished(specs: list[Spec], seen: set[str], candidates: list[str]) -> list[str]:
+def _vanished(specs: list[Spec], seen: Collection[str], candidates: list[str]) -> list[str]:
     """Candidates covered by a spec of this run that the expansion no longer lists."""
     return [sid for sid in candidates if sid not in seen and any(s.covers(sid) for s in specs)]
 
@@ -343,15 +344,14 @@ def plan(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
             warnings.extend(repairs)
             found = expand_specs(list(state.get("sources", [])),
                                  follow_symlinks=deps.settings.ingest.follow_symlinks)
-            seen = {ref.source_id for ref in found.refs}
-            recorded = store.source_ids()
-            removals = _vanished(found.specs, seen, recorded)
-            pending, unchanged = _settle(found.refs, store, deps.settings)
-        quarantine_gone = _vanished(found.specs, seen, deps.quarantine().source_ids())
+            stats = store.stats()
+            removals = _vanished(found.specs, found.found.keys(), list(stats))
+            pending, unchanged = _settle(list(found.found.values()), stats, deps.settings)
+        quarantine_gone = _vanished(found.specs, found.found.keys(), deps.quarantine().source_ids())
         covering = {spec.origin for spec in found.specs if any(spec.covers(s) for s in removals)}
         errors = [(spec, msg) for spec, msg in found.errors if spec_origin(spec) not in covering]
         failed = [SourceResult(source_id=spec, status="failed", errors=[msg]) for spec, msg in errors]
-        step.detail.update(sources=len(found.refs), unchanged=len(unchanged), changed=len(pending),
+        step.detail.update(sources=len(found.found), unchanged=len(unchanged), changed=len(pending),
                            vanished=len(removals), skipped=len(found.skipped),
                            spec_errors=len(errors), repairs=len(repairs),
                            leftovers_removed=len(leftovers))
