@@ -10,7 +10,7 @@ R=1). All engines index the same tokens: bm25s's tokenizer (lowercase, English s
 PyStemmer); tantivy receives them pre-tokenized (whitespace tokenizer) and scores with its own
 BM25 (k1 1.2, one-byte length norms, statistics including deleted documents until a merge).
 Per engine: build time, query p50/p95 over the SciFact train queries (top 50, as balanced's
-candidate_k), BM25-only nDCG@10 on SciFact train (documents ranked by their best chunk), and the
+candidate_k, returned as ragloom `ScoredChunk`s by every engine), BM25-only nDCG@10 on SciFact train (documents ranked by their best chunk), and the
 time to apply one edited document (its chunks deleted and re-added), 1% of the chunks edited and
 1% deleted, until the next query can see it. The segmented index is also measured after a series
 of updates (deltas and tombstones live), where its scores must equal the full build's.
@@ -77,13 +77,16 @@ class Bm25sRebuild:
         self._model.save(str(target), show_progress=False)  # it persisted on every rebuild
 
     def search(self, query: str) -> list[str]:
+        from ragloom.state import ScoredChunk
         from ragloom.stores.bm25 import _top_positive, query_tokens
 
         ids = self._model.get_tokens_ids(query_tokens(query))
         if not ids:
             return []
         scores = self._model.get_scores_from_ids(ids)
-        return [self._chunks[i].id for i in _top_positive(scores, K)]
+        hits = [ScoredChunk(chunk=self._chunks[i], score=float(scores[i]), score_origin="bm25")
+                for i in _top_positive(scores, K)]  # what Bm25Index.search returned
+        return [h.chunk.id for h in hits]
 
     def apply(self, added: list[Any], deleted: set[str]) -> None:
         keep = [c for c in self._chunks if c.id not in deleted]
@@ -131,6 +134,7 @@ class Tantivy:
 
         self._t = tantivy
         self._tokenize = tokenize_texts
+        self._by_id: dict[str, Any] = {}
         builder = tantivy.SchemaBuilder()
         builder.add_text_field("id", stored=True, tokenizer_name="raw")
         builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
@@ -143,6 +147,7 @@ class Tantivy:
         self._commit()
 
     def _add(self, chunks: list[Any]) -> None:
+        self._by_id.update((c.id, c) for c in chunks)
         for chunk, tokens in zip(chunks, self._tokenize([c.text for c in chunks]), strict=True):
             self._writer.add_document(self._t.Document(id=chunk.id, body=" ".join(tokens)))
 
@@ -152,6 +157,7 @@ class Tantivy:
         self._searcher = self._index.searcher()
 
     def search(self, query: str) -> list[str]:
+        from ragloom.state import ScoredChunk
         from ragloom.stores.bm25 import query_tokens
 
         terms = [(self._t.Occur.Should, self._t.Query.term_query(self._schema, "body", token))
@@ -159,7 +165,10 @@ class Tantivy:
         if not terms:
             return []
         hits = self._searcher.search(self._t.Query.boolean_query(terms), K).hits
-        return [self._searcher.doc(address)["id"][0] for _score, address in hits]
+        found = [(self._searcher.doc(address)["id"][0], score) for score, address in hits]
+        scored = [ScoredChunk(chunk=self._by_id[cid], score=score, score_origin="bm25")
+                  for cid, score in found]  # the same output as the other engines
+        return [h.chunk.id for h in scored]
 
     def apply(self, added: list[Any], deleted: set[str]) -> None:
         for chunk_id in deleted:

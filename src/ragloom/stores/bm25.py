@@ -123,14 +123,6 @@ class Segment:
         indices = (unique % max(len(docs), 1)).astype(np.int32)
         return cls(name, gen, vocab, indptr, indices, counts.astype(np.float32), doc_len, chunks)
 
-    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """(document slots, term frequencies) of a term in this segment; None when absent."""
-        column = self.vocab.get(term)
-        if column is None:
-            return None
-        start, end = self.indptr[column], self.indptr[column + 1]
-        return self.indices[start:end], self.tf[start:end]
-
     def write(self, directory: Path) -> None:
         """Persist into directory/name atomically (staging directory, fsync, rename)."""
         staging = Path(tempfile.mkdtemp(prefix=f".{self.name}.tmp-", dir=directory))
@@ -250,7 +242,11 @@ class Bm25Index:
                    else np.zeros(0, dtype=np.float32))
         self._n = int(self._alive.sum())
         avgdl = float(doc_len[self._alive].mean()) if self._n else 1.0
-        self._norm = (K1 * ((1 - B) + B * doc_len / (avgdl or 1.0))).astype(np.float32)
+        norm = (K1 * ((1 - B) + B * doc_len / (avgdl or 1.0))).astype(np.float32)
+        # the term-frequency part of every posting under this snapshot's average length: a query
+        # then only multiplies by each term's idf (computed from the live document frequency)
+        self._tfc = [s.tf / (norm[offset + s.indices] + s.tf)
+                     for s, offset in zip(segments, self._offsets, strict=False)]
         self._dead_in = [bool((~self._alive[a:b]).any())
                          for a, b in zip(self._offsets[:-1], self._offsets[1:], strict=True)]
         self._metadata: list[dict[str, Any]] | None = None
@@ -352,10 +348,9 @@ class Bm25Index:
             postings = self._postings(term)
             if postings is None:
                 continue
-            slots, tf = postings
+            slots, tfc = postings
             df = len(slots)
-            idf = np.float32(math.log(1 + (self._n - df + 0.5) / (df + 0.5)))
-            scores[slots] += idf * tf / (self._norm[slots] + tf)
+            scores[slots] += np.float32(math.log(1 + (self._n - df + 0.5) / (df + 0.5))) * tfc
             matched = True
         if not matched:
             return []
@@ -367,14 +362,17 @@ class Bm25Index:
         ]
 
     def _postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """Live (global slots, term frequencies) of a term over every segment."""
+        """Live (global slots, term-frequency parts) of a term over every segment."""
         parts_slots, parts_tf = [], []
-        for segment, offset, dead in zip(self._segments, self._offsets, self._dead_in, strict=False):
-            found = segment.postings(term)
-            if found is None:
+        for segment, offset, dead, tfc in zip(self._segments, self._offsets, self._dead_in,
+                                               self._tfc, strict=False):
+            column = segment.vocab.get(term)
+            if column is None:
                 continue
-            slots, tf = found
-            slots = slots + offset
+            start, end = segment.indptr[column], segment.indptr[column + 1]
+            slots, tf = segment.indices[start:end], tfc[start:end]
+            if offset:
+                slots = slots + offset
             if dead:
                 live = self._alive[slots]
                 slots, tf = slots[live], tf[live]
