@@ -249,6 +249,11 @@ class Bm25Index:
                      for s, offset in zip(segments, self._offsets, strict=False)]
         self._dead_in = [bool((~self._alive[a:b]).any())
                          for a, b in zip(self._offsets[:-1], self._offsets[1:], strict=True)]
+        self._weights: np.ndarray | None = None
+        if len(segments) == 1 and not self._dead_in[0]:  # after a build or a full merge
+            df = np.diff(segments[0].indptr)  # every posting is live: df is the column length
+            idf = np.log1p((self._n - df + 0.5) / (df + 0.5)).astype(np.float32)
+            self._weights = np.repeat(idf, df) * self._tfc[0]
         self._metadata: list[dict[str, Any]] | None = None
         self._masks: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -343,15 +348,11 @@ class Bm25Index:
         if k <= 0 or self._n == 0:
             return []
         scores = np.zeros(len(self._all), dtype=np.float32)
-        matched = False
-        for term in query_tokens(query):
-            postings = self._postings(term)
-            if postings is None:
-                continue
-            slots, tfc = postings
-            df = len(slots)
-            scores[slots] += np.float32(math.log(1 + (self._n - df + 0.5) / (df + 0.5))) * tfc
-            matched = True
+        terms = query_tokens(query)
+        if self._weights is not None:
+            matched = self._add_precomputed(terms, scores, self._weights)
+        else:
+            matched = self._add_computed(terms, scores)
         if not matched:
             return []
         if mask is not None:
@@ -360,6 +361,30 @@ class Bm25Index:
             ScoredChunk(chunk=self._all[i], score=float(scores[i]), score_origin="bm25")
             for i in _top_positive(scores, min(k, self._n))
         ]
+
+    def _add_precomputed(self, terms: list[str], scores: np.ndarray, weights: np.ndarray) -> bool:
+        """One clean segment (after a build or a full merge): whole scores stored per posting."""
+        segment, matched = self._segments[0], False
+        for term in terms:
+            column = segment.vocab.get(term)
+            if column is not None:
+                start, end = segment.indptr[column], segment.indptr[column + 1]
+                scores[segment.indices[start:end]] += weights[start:end]
+                matched = True
+        return matched
+
+    def _add_computed(self, terms: list[str], scores: np.ndarray) -> bool:
+        """Segments and tombstones: each term's idf from its live document frequency."""
+        matched = False
+        for term in terms:
+            postings = self._postings(term)
+            if postings is None:
+                continue
+            slots, tfc = postings
+            df = len(slots)
+            scores[slots] += np.float32(math.log(1 + (self._n - df + 0.5) / (df + 0.5))) * tfc
+            matched = True
+        return matched
 
     def _postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """Live (global slots, term-frequency parts) of a term over every segment."""
