@@ -369,7 +369,7 @@ class Bm25Index:
             column = segment.vocab.get(term)
             if column is not None:
                 start, end = segment.indptr[column], segment.indptr[column + 1]
-                scores[segment.indices[start:end]] += weights[start:end]
+                np.add.at(scores, segment.indices[start:end], weights[start:end])  # scatter-add
                 matched = True
         return matched
 
@@ -382,7 +382,8 @@ class Bm25Index:
                 continue
             slots, tfc = postings
             df = len(slots)
-            scores[slots] += np.float32(math.log(1 + (self._n - df + 0.5) / (df + 0.5))) * tfc
+            idf = np.float32(math.log(1 + (self._n - df + 0.5) / (df + 0.5)))
+            np.add.at(scores, slots, idf * tfc)  # numpy's scatter-add: faster than `+=` on a gather
             matched = True
         return matched
 
