@@ -4,20 +4,27 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from ragloom.nodes.deps import RagDeps
 from ragloom.providers.embeddings import Embedder, get_embedder
+from ragloom.errors import StoreError
 from ragloom.settings import RagSettings
-from ragloom.stores.bm25 import Bm25Index
+from ragloom.stores.bm25 import CURRENT_FILE, Bm25Index, CorruptIndexError
 from ragloom.stores.chroma import ChromaDocumentIndex
+from ragloom.stores.lock import collection_lock
+from ragloom.stores.manifest import ManifestStore
 from ragloom.stores.paths import DataPaths
+
+log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _indexes: dict[tuple[str, str | None, str, str], ChromaDocumentIndex] = {}
-_bm25: dict[Path, tuple[float, Bm25Index | None]] = {}
+_bm25: dict[Path, tuple[tuple[int, int, int] | None, Bm25Index | None]] = {}
 _deps: dict[str, RagDeps] = {}
 
 
@@ -45,26 +52,61 @@ def document_index(settings: RagSettings) -> ChromaDocumentIndex:
 
 
 def bm25_index(settings: RagSettings) -> Bm25Index | None:
-    """The collection's BM25 index, reloaded when another run rebuilt it; None when absent."""
-    return _bm25_at(_bm25_dir(settings))
-
-
-def _bm25_dir(settings: RagSettings) -> Path:
-    return data_paths(settings).bm25_dir(settings.collection)
-
-
-def _bm25_at(directory: Path) -> Bm25Index | None:
-    """The BM25 index persisted in directory, reloaded when its meta.json changed."""
-    try:
-        stamp = (directory / "meta.json").stat().st_mtime
-    except FileNotFoundError:
-        stamp = -1.0
+    """The collection's BM25 snapshot, reloaded when an ingest committed a new one and repaired
+    from Chroma when it is unreadable or missing; None when there is nothing to index."""
+    directory = data_paths(settings).bm25_dir(settings.collection)
+    stamp = _stamp(directory)
     with _lock:
         cached = _bm25.get(directory)
-        if cached is None or cached[0] != stamp:
-            cached = (stamp, Bm25Index.load(directory) if stamp >= 0 else None)
-            _bm25[directory] = cached
-        return cached[1]
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        previous = cached[1] if cached is not None else None
+    try:
+        index = Bm25Index.open(directory, previous)
+        if index is None and document_index(settings).count() > 0:
+            return _repair_bm25(settings, "missing", directory)
+    except (CorruptIndexError, OSError) as exc:
+        log.warning("BM25 index at %s is unreadable: %s", directory, exc)
+        return _repair_bm25(settings, f"unreadable ({exc})", directory)
+    with _lock:
+        _bm25[directory] = (stamp, index)
+    return index
+
+
+def _stamp(directory: Path) -> tuple[int, int, int] | None:
+    """Identity of the committed CURRENT.json (a commit replaces the file: new inode)."""
+    try:
+        stat = (directory / CURRENT_FILE).stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
+
+
+def _repair_bm25(settings: RagSettings, reason: str, directory: Path) -> Bm25Index | None:
+    """Rebuild the BM25 index from Chroma (the source of truth) under the collection lock; None
+    when an ingest holds the lock (it repairs the index when it finishes; a later query retries)."""
+    paths = data_paths(settings)
+    collection = settings.collection
+    start = time.perf_counter()
+    try:
+        with collection_lock(paths.lock_file(collection), timeout_s=0.0):
+            applied, epoch = 0, ""
+            if paths.manifest_file(collection).exists():
+                with ManifestStore(paths.manifest_file(collection)) as store:
+                    applied, epoch = store.last_seq(), store.get_meta("epoch") or ""
+            chunks = document_index(settings).all_chunks()
+            index = Bm25Index.build(chunks, paths.bm25_dir(collection), applied_seq=applied,
+                                    epoch=epoch)
+    except StoreError as exc:
+        log.warning("BM25 index of %r not repaired now (%s): %s", collection, reason, exc.what)
+        return None
+    note = (f"bm25 index {reason}: rebuilt from Chroma ({len(chunks)} chunks, "
+            f"{(time.perf_counter() - start) * 1000:.0f} ms)")
+    log.warning(note)
+    index.note_repair(note)
+    with _lock:
+        _bm25[directory] = (_stamp(directory), index)
+    return index
 
 
 def rag_deps(settings: RagSettings) -> RagDeps:
@@ -85,7 +127,7 @@ def rag_deps(settings: RagSettings) -> RagDeps:
         settings=settings,
         index=document_index(settings),
         embedder=embedder(settings),
-        bm25=functools.partial(_bm25_at, _bm25_dir(settings)),  # path resolved once
+        bm25=functools.partial(bm25_index, settings),
         chat=chat,
         reranker=reranker,
     )
@@ -96,7 +138,5 @@ def rag_deps(settings: RagSettings) -> RagDeps:
 def collection_deps(deps: RagDeps, collection: str) -> RagDeps:
     """The same dependencies (models, reranker) over another collection of the same data dir."""
     settings = deps.settings.model_copy(update={"collection": collection})
-    return dataclasses.replace(
-        deps, settings=settings, index=document_index(settings),
-        bm25=functools.partial(_bm25_at, _bm25_dir(settings)),
-    )
+    return dataclasses.replace(deps, settings=settings, index=document_index(settings),
+                               bm25=functools.partial(bm25_index, settings))

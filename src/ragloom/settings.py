@@ -91,6 +91,11 @@ class IngestSettings(_Section):
         if not codes or bad:
             raise ValueError(f"expected ISO 639-1 codes such as 'en', got {value!r}")
         return codes
+    follow_symlinks: bool = Field(
+        False,
+        description="directory walks and globs follow symbolic links (still entering each "
+        "directory and listing each file once); off: links are skipped and listed as skipped",
+    )
 
 
 class TransformSettings(_Section):

@@ -120,6 +120,11 @@ class SourceResult(BaseModel):
     signals: list[str] = Field(default_factory=list)
     suspicious_documents: int = 0
     quarantined_documents: int = 0
+    old_version: Literal["removed"] | None = Field(
+        None,
+        description="what happened to the version stored before, when the source failed or was "
+        "quarantined this time: 'removed' (policy: a source that no longer loads is not served)",
+    )
 
 
 class IngestionReport(BaseModel):
@@ -131,6 +136,11 @@ class IngestionReport(BaseModel):
     total_ms: float = 0.0
     reindexed: bool = False
     warnings: list[str] = Field(default_factory=list)
+    skipped: dict[str, str] = Field(
+        default_factory=dict,
+        description="files a directory walk or glob passed over, with the reason (unsupported "
+        "type, symbolic link not followed, same file reached twice)",
+    )
 
     def count(self, status: SourceStatus) -> int:
         """Number of sources that ended with the given status."""

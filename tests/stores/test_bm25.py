@@ -1,16 +1,27 @@
-"""Bm25Index: stemming, scores, filters, atomic persistence, corrupt data, revision."""
+"""Bm25Index: stemming, scores equal to bm25s and to a full rebuild after any update, filters,
+segments and tombstones, merges, atomic commits, snapshots, corrupt data."""
 
 from __future__ import annotations
 
+import json
+import random
 from pathlib import Path
 
+import bm25s
 import numpy as np
 import pytest
 
 from ragloom.errors import ConfigError
 from ragloom.state import Chunk
 from ragloom.stores import bm25 as bm25_module
-from ragloom.stores.bm25 import Bm25Index, ids_revision
+from ragloom.stores.bm25 import (
+    Bm25Index,
+    CorruptIndexError,
+    ids_revision,
+    remove_unreferenced,
+    tokenize_texts,
+    update,
+)
 
 TEXTS = [
     "The dog runs across the green field",
@@ -19,6 +30,8 @@ TEXTS = [
     "Quantum computing uses qubits and superposition",
     "The field of quantum physics studies particles",
 ]
+WORDS = ("quantum field dog cat rain marathon qubit particle green warm sleep run "
+         "physics study window across uses").split()
 
 
 def chunk(i: int, text: str, **metadata: object) -> Chunk:
@@ -44,6 +57,25 @@ def index(corpus: list[Chunk], tmp_path: Path) -> Bm25Index:
     return Bm25Index.build(corpus, tmp_path / "bm25" / "col")
 
 
+def random_chunks(rng: random.Random, start: int, n: int) -> list[Chunk]:
+    """n chunks with random bags of WORDS (ids start..start+n-1)."""
+    return [chunk(i, " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12))))
+            for i in range(start, start + n)]
+
+
+def ranking(index: Bm25Index, query: str) -> list[tuple[str, float]]:
+    """(id, score) of every hit, best first."""
+    return [(r.chunk.id, r.score) for r in index.search(query, k=10_000)]
+
+
+def assert_same_scores(left: Bm25Index, right: Bm25Index, queries: list[str]) -> None:
+    for query in queries:
+        a, b = dict(ranking(left, query)), dict(ranking(right, query))
+        assert a.keys() == b.keys(), query
+        for cid, score in a.items():
+            assert score == pytest.approx(b[cid], rel=1e-5), (query, cid)
+
+
 def test_stemming_matches_inflections(index: Bm25Index, corpus: list[Chunk]) -> None:
     hits = [r.chunk.id for r in index.search("running", k=5)]
     assert set(hits) == {corpus[0].id, corpus[2].id}
@@ -57,6 +89,24 @@ def test_scores_are_positive_descending_and_marked(index: Bm25Index) -> None:
     assert {r.score_origin for r in results} == {"bm25"}
     assert results[0].chunk.doc_id == "d4"  # the only chunk with both terms
     assert len(results) == 3  # only chunks that contain a query term
+
+
+def test_scores_equal_those_of_bm25s(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    chunks = random_chunks(rng, 0, 200)
+    ours = Bm25Index.build(chunks, tmp_path / "b")
+    model = bm25s.BM25()
+    model.index(bm25s.tokenize([c.text for c in chunks], stopwords="en",
+                               stemmer=bm25_module._stemmer(), show_progress=False),
+                show_progress=False)
+    vocab = model.vocab_dict
+    for query in ["quantum field", "dog dog cat", "rain marathon physics", "warm"]:
+        ids = [vocab[t] for t in tokenize_texts([query])[0] if t in vocab]
+        expected = model.get_scores_from_ids(ids)
+        got = np.zeros(len(chunks), dtype=np.float32)
+        for hit in ours.search(query, k=1000):
+            got[int(hit.chunk.doc_id[1:])] = hit.score
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_k_is_capped_and_degenerate_queries_return_nothing(index: Bm25Index) -> None:
@@ -110,48 +160,125 @@ def test_revision_is_order_independent(index: Bm25Index, corpus: list[Chunk]) ->
     assert ids_revision(ids[:-1]) != index.revision
 
 
-def test_rebuild_replaces(index: Bm25Index, corpus: list[Chunk], tmp_path: Path) -> None:
+def test_updates_give_the_scores_of_a_full_rebuild(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bm25_module, "MAX_SEGMENTS", 3)
+    rng = random.Random(7)
+    directory = tmp_path / "inc"
+    live = {c.id: c for c in random_chunks(rng, 0, 120)}
+    Bm25Index.build(list(live.values()), directory)
+    next_id, merges = 120, set()
+    for _step in range(12):
+        deleted = rng.sample(sorted(live), rng.randint(0, 6))
+        edited = [chunk(int(cid.split("::")[0][1:]), "quantum rain " * rng.randint(1, 3))
+                  for cid in rng.sample(sorted(set(live) - set(deleted)), 2)]
+        added = random_chunks(rng, next_id, rng.randint(0, 5)) + edited
+        next_id += 5
+        for cid in deleted:
+            del live[cid]
+        live.update({c.id: c for c in added})
+        result = update(directory, added, [*deleted, *(c.id for c in edited)], applied_seq=_step,
+                        count=len(live), epoch="")
+        merges.add(result.merged)
+        incremental = Bm25Index.open(directory)
+        rebuilt = Bm25Index.build(sorted(live.values(), key=lambda c: c.id), tmp_path / "full")
+        assert sorted(incremental.ids) == sorted(live)
+        assert_same_scores(incremental, rebuilt, ["quantum rain", "dog field", "cat warm sleep"])
+    assert "deltas" in merges  # both merge policies ran during the sequence
+    assert Bm25Index.open(directory).current["applied_seq"] == 11
+
+
+def test_full_merge_when_deltas_pass_the_ratio(tmp_path: Path) -> None:
+    directory = tmp_path / "m"
+    rng = random.Random(1)
+    Bm25Index.build(random_chunks(rng, 0, 40), directory)
+    small = update(directory, random_chunks(rng, 40, 2), [], applied_seq=1, count=42, epoch="")
+    assert small.merged == "none"
+    big = update(directory, random_chunks(rng, 42, 20), ["d0::0::0000"], applied_seq=2, count=61,
+                 epoch="")
+    assert big.merged == "all"
+    current = json.loads((directory / "CURRENT.json").read_text())
+    assert len(current["segments"]) == 1 and current["tombstones"] == []
+    assert sorted(p.name for p in directory.iterdir()) == ["CURRENT.json", current["segments"][0]]
+    assert len(Bm25Index.open(directory)) == 61
+
+
+def test_delete_and_readd_in_one_commit_keeps_the_new_copy(index: Bm25Index, corpus: list[Chunk],
+                                                          tmp_path: Path) -> None:
     directory = tmp_path / "bm25" / "col"
-    rebuilt = Bm25Index.build(corpus[:2], directory)
-    assert rebuilt.ids == [c.id for c in corpus[:2]]
-    assert Bm25Index.load(directory).revision == ids_revision(c.id for c in corpus[:2])  # type: ignore[union-attr]
-    assert sorted(p.name for p in directory.parent.iterdir()) == ["col"]
+    replaced = chunk(1, "zebras graze in the savanna")
+    update(directory, [replaced], [corpus[1].id], applied_seq=1, count=5, epoch="")
+    after = Bm25Index.open(directory)
+    assert after.lookup([corpus[1].id])[corpus[1].id].text == replaced.text
+    assert after.search("windowsill", k=5) == []
+    update(directory, [], [corpus[1].id], applied_seq=2, count=4, epoch="")
+    assert Bm25Index.open(directory).search("zebras", k=5) == []
 
 
-def test_failed_build_leaves_old_index_intact(
+def test_a_snapshot_is_immutable_and_reloads_reuse_segments(
     index: Bm25Index, corpus: list[Chunk], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def crash(chunks: list[Chunk], directory: Path) -> None:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(bm25_module, "_write_meta", crash)
+    monkeypatch.setattr(bm25_module, "MERGE_RATIO", 10.0)
     directory = tmp_path / "bm25" / "col"
-    with pytest.raises(OSError, match="disk full"):
-        Bm25Index.build(corpus[:1], directory)
-    loaded = Bm25Index.load(directory)
-    assert loaded is not None and loaded.revision == index.revision
-    assert sorted(p.name for p in directory.parent.iterdir()) == ["col"]
+    before = Bm25Index.open(directory)
+    scores = ranking(before, "quantum field")
+    update(directory, [chunk(9, "quantum field quantum field")], [corpus[4].id], applied_seq=1,
+           count=5, epoch="")
+    assert ranking(before, "quantum field") == scores  # the old snapshot is untouched
+    after = Bm25Index.open(directory, previous=before)
+    assert after._segments[0] is before._segments[0]
+    assert ranking(after, "quantum field")[0][0] == "d9::0::0009"
+
+
+def test_crash_inside_an_update_keeps_the_committed_index(
+    index: Bm25Index, corpus: list[Chunk], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = tmp_path / "bm25" / "col"
+
+    def crash_at(point: str) -> object:
+        def crash(name: str) -> None:
+            if name == point:
+                raise OSError(f"killed at {name}")
+        return crash
+
+    for point in ("bm25.segment", "bm25.commit"):
+        monkeypatch.setattr(bm25_module, "crashpoint", crash_at(point))
+        with pytest.raises(OSError, match=point):
+            update(directory, [chunk(7, "new text")], [corpus[0].id], applied_seq=1, count=5,
+                   epoch="")
+        survivor = Bm25Index.open(directory)
+        assert survivor is not None and survivor.revision == index.revision
+    assert remove_unreferenced(directory)  # the files the crashed commits left behind
+    assert sorted(p.name for p in directory.iterdir()) == ["CURRENT.json", "seg-000001"]
 
 
 def test_load_missing_is_none(tmp_path: Path) -> None:
     assert Bm25Index.load(tmp_path / "nothing") is None
+    assert Bm25Index.open(tmp_path / "nothing") is None
 
 
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda d: (d / "meta.json").write_text("{not json"),
-        lambda d: (d / "meta.json").write_text('{"format": 99}'),
-        lambda d: (d / "chunks.jsonl").write_text('{"id": "x"}\n'),
-        lambda d: (d / "chunks.jsonl").unlink(),
-        lambda d: [p.write_bytes(b"garbage") for p in (d / "model").iterdir()],
-        lambda d: [p.unlink() for p in (d / "model").iterdir()],
+        lambda d: (d / "CURRENT.json").write_text("{not json"),
+        lambda d: (d / "CURRENT.json").write_text('{"format": 99}'),
+        lambda d: (d / "seg-000001" / "chunks.json").write_text('[{"id": "x"}]'),
+        lambda d: (d / "seg-000001" / "chunks.json").unlink(),
+        lambda d: (d / "seg-000001" / "postings.npz").write_bytes(b"garbage"),
+        lambda d: (d / "seg-000001" / "vocab.json").write_text('["only-one"]'),
+        lambda d: (d / "CURRENT.json").write_text(
+            (d / "CURRENT.json").read_text().replace('"count": 5', '"count": 4')),
+        lambda d: ((d / "meta.json").write_text("{}"), (d / "CURRENT.json").unlink()),
     ],
-    ids=["meta-json", "meta-format", "chunks", "chunks-missing", "model-garbage", "model-missing"],
+    ids=["current-json", "current-format", "chunks", "chunks-missing", "postings", "vocab",
+         "count", "format-1"],
 )
-def test_load_corrupt_is_none(index: Bm25Index, tmp_path: Path, damage: object) -> None:
+def test_corrupt_index_raises_on_open_and_loads_as_none(index: Bm25Index, tmp_path: Path,
+                                                       damage: object) -> None:
     directory = tmp_path / "bm25" / "col"
     damage(directory)  # type: ignore[operator]
+    with pytest.raises(CorruptIndexError):
+        Bm25Index.open(directory)
     assert Bm25Index.load(directory) is None
 
 
@@ -160,3 +287,17 @@ def test_filter_masks_are_cached(index: Bm25Index) -> None:
     index.search("cat", k=3, where=where)
     index.search("cat", k=3, where=dict(where))
     assert len(index._masks) == 1
+
+
+def test_repair_note_is_taken_once(index: Bm25Index) -> None:
+    index.note_repair("rebuilt from Chroma")
+    assert index.take_repair_note() == "rebuilt from Chroma"
+    assert index.take_repair_note() is None
+
+
+def test_vocabulary_coverage_is_the_share_of_known_query_terms(index: Bm25Index) -> None:
+    known = "green"
+    assert index.vocabulary_coverage(known) == 1.0
+    assert index.vocabulary_coverage(f"{known} zorblaxian") == 0.5
+    assert index.vocabulary_coverage("zorblaxian quuxified") == 0.0
+    assert index.vocabulary_coverage("the of and") is None  # stopwords only

@@ -234,6 +234,27 @@ class DocumentIndexConformance:
         assert reopened.get_chunks([chunks[4].id]) == [chunks[4]]
         assert reopened.search(vectors[4], k=1)[0].chunk.id == chunks[4].id
 
+    def test_a_handle_survives_another_writers_reindex(
+        self,
+        filled: ChromaDocumentIndex,
+        open_index: OpenIndex,
+        profile: EmbeddingProfile,
+        chunks: list[Chunk],
+        vectors: np.ndarray,
+    ) -> None:
+        assert filled.search(vectors[0], k=1)[0].chunk.id == chunks[0].id  # handle cached
+        old_id = filled.collection_id
+        other = open_index(profile)  # another process's index object
+        other.drop()
+        assert filled.search(vectors[0], k=3) == [] and filled.count() == 0  # dropped: empty
+        other.upsert(chunks[1:3], vectors[1:3])
+        assert [h.chunk.id for h in filled.search(vectors[1], k=5)] == [chunks[1].id, chunks[2].id]
+        assert sorted(filled.all_ids()) == sorted(c.id for c in chunks[1:3])
+        assert filled.collection_id != old_id
+        other.drop()
+        filled.upsert(chunks[:1], vectors[:1])  # a write through the stale handle recreates it
+        assert other.count() == 1
+
     def test_upsert_in_batches(
         self,
         index: ChromaDocumentIndex,

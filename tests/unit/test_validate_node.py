@@ -22,7 +22,7 @@ CLEAN = "The Lumen hub pairs over Zigbee in ten seconds."
 
 
 def _deps(tmp_path: Path, **ingest: Any) -> IngestDeps:
-    settings = RagSettings(data_dir=str(tmp_path), ingest=ingest)
+    settings = RagSettings(data_dir=str(tmp_path), collection="nodetest", ingest=ingest)
     index = SimpleNamespace(collection="nodetest")
     return IngestDeps(settings=settings, index=index, embedder=None, chunker=None,  # type: ignore[arg-type]
                       paths=DataPaths(tmp_path))

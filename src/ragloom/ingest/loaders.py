@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import glob
+import fnmatch
 import io
 import json
 import os
@@ -23,9 +23,11 @@ import re
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path, PurePosixPath
+from stat import S_ISDIR, S_ISREG
 from typing import Any, Literal
 
 import httpx
@@ -68,11 +70,17 @@ _SUFFIX_OF_MEDIA = {
 
 
 class SourceRef(BaseModel):
-    """One source to ingest: a file (absolute POSIX path) or a web page (its URL)."""
+    """One source to ingest: a file (absolute POSIX path) or a web page (its URL).
+
+    Files carry the size and mtime seen when the spec was expanded: an unchanged stat settles a
+    recorded source without reading it.
+    """
 
     source_id: str
     origin: str
     kind: Literal["file", "url"]
+    size: int | None = None
+    mtime_ns: int | None = None
 
 
 class RawSource(BaseModel):
@@ -99,44 +107,267 @@ def _posix_abs(path: str) -> str:
 
 
 def _is_supported(path: str) -> bool:
-    return Path(path).suffix.lower() in SUPPORTED_SUFFIXES
+    return os.path.splitext(path)[1].lower() in SUPPORTED_SUFFIXES
 
 
-def _walk_directory(root: str) -> list[str]:
-    """Supported, non-hidden files under root, recursively, sorted."""
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        found.extend(
-            os.path.join(folder, f) for f in files if not f.startswith(".") and _is_supported(f)
-        )
-    return sorted(_posix_abs(f) for f in found)
+def _display(path: str) -> str:
+    """A path that can be printed and stored: undecodable bytes shown as `\\xNN`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-def _expand_glob(spec: str) -> list[SourceRef]:
-    """Files matching a glob (`**` recursive, hidden names not matched); directories skipped."""
+def _utf8_name(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@dataclass
+class Expansion:
+    """What the specs expanded to: found sources, per-spec or per-file errors, skipped files, the
+    specs. Sources stay plain tuples (`FoundSource`) until a caller needs `SourceRef`s: a walk
+    over 100k unchanged files builds no models."""
+
+    found: dict[str, FoundSource] = field(default_factory=dict)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    specs: list[Spec] = field(default_factory=list)
+    _inodes: dict[tuple[int, int], str] = field(default_factory=dict)
+
+    def add_file(self, source_id: str, stat: os.stat_result, origin: str) -> None:
+        """Add one regular file found on disk (absolute, normalised path), once per path and once
+        per device + inode."""
+        if source_id in self.found:
+            return
+        if not _utf8_name(source_id):
+            self.errors.append((_display(source_id), "the file name is not valid UTF-8: rename it"))
+            return
+        first = self._inodes.setdefault((stat.st_dev, stat.st_ino), source_id)
+        if first != source_id:
+            self.skipped[source_id] = f"same file as {first}"
+            return
+        self.found[source_id] = (source_id, origin, "file", stat.st_size, stat.st_mtime_ns)
+
+    def add_url(self, url: str) -> None:
+        """Add one web page."""
+        self.found.setdefault(url, (url, url, "url", None, None))
+
+    @property
+    def refs(self) -> list[SourceRef]:
+        """Every found source as a SourceRef, in the order found."""
+        return [to_ref(item) for item in self.found.values()]
+
+
+FoundSource = tuple[str, str, Literal["file", "url"], int | None, int | None]
+"""(source_id, origin, kind, size, mtime_ns) of a source found by `expand_specs`."""
+
+
+def to_ref(item: FoundSource) -> SourceRef:
+    """The SourceRef of a found source."""
+    source_id, origin, kind, size, mtime_ns = item
+    return SourceRef(source_id=source_id, origin=origin, kind=kind, size=size, mtime_ns=mtime_ns)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One spec as given: a file, a directory, a glob or a URL, and which source ids it covers.
+
+    A spec covers every source its expansion would list if the file existed: re-ingesting it
+    removes the covered sources that are gone. A path that does not exist covers itself and
+    everything below it (a deleted file or directory).
+    """
+
+    kind: Literal["file", "directory", "glob", "url", "missing"]
+    origin: str
+
+    def covers(self, source_id: str) -> bool:
+        """Whether a recorded source belongs to this spec."""
+        if self.kind in ("file", "url"):
+            return source_id == self.origin
+        if self.kind == "missing":
+            return source_id == self.origin or source_id.startswith(self.origin.rstrip("/") + "/")
+        if self.kind == "directory":
+            prefix = self.origin.rstrip("/") + "/"
+            if not source_id.startswith(prefix) or not _is_supported(source_id):
+                return False
+            return not any(part.startswith(".") for part in source_id[len(prefix):].split("/"))
+        return _is_supported(source_id) and _glob_match(
+            _glob_parts(self.origin), source_id.strip("/").split("/"))
+
+
+def _glob_parts(pattern: str) -> list[str]:
+    return [p for p in pattern.strip("/").split("/") if p]
+
+
+def _segment_match(name: str, segment: str) -> bool:
+    """glob's rule for one path segment: wildcards never match a leading '.'."""
+    if name.startswith(".") and not segment.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(name, segment)
+
+
+def _glob_match(pattern: list[str], parts: list[str]) -> bool:
+    """Whether path segments match glob segments (`**` = zero or more non-hidden directories)."""
+    reachable = {0}
+    for part in parts:
+        step: set[int] = set()
+        for i in _closure(pattern, reachable):
+            if i < len(pattern) and pattern[i] == "**" and not part.startswith("."):
+                step.add(i)
+            elif i < len(pattern) and pattern[i] != "**" and _segment_match(part, pattern[i]):
+                step.add(i + 1)
+        if not step:
+            return False
+        reachable = step
+    return len(pattern) in _closure(pattern, reachable)
+
+
+def _closure(pattern: list[str], states: set[int]) -> set[int]:
+    """States plus those reached by letting each `**` match zero segments."""
+    out, todo = set(states), list(states)
+    while todo:
+        i = todo.pop()
+        if i < len(pattern) and pattern[i] == "**" and i + 1 not in out:
+            out.add(i + 1)
+            todo.append(i + 1)
+    return out
+
+
+def _entries(folder: str, found: Expansion) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as scan:
+            return sorted(scan, key=lambda e: e.name)
+    except OSError as exc:
+        found.skipped[_display(folder)] = f"cannot list the directory: {exc.strerror}"
+        return []
+
+
+def _stat(entry: os.DirEntry[str], follow: bool, found: Expansion) -> os.stat_result | None:
+    """The entry's stat; None (and a skipped note) for links not followed and broken links."""
+    if entry.is_symlink() and not follow:
+        found.skipped[_display(entry.path)] = "symbolic link (set ingest.follow_symlinks to follow)"
+        return None
+    try:
+        return entry.stat(follow_symlinks=follow)
+    except OSError as exc:
+        found.skipped[_display(entry.path)] = f"cannot stat: {exc.strerror}"
+        return None
+
+
+def _walk_directory(root: str, found: Expansion, *, follow_symlinks: bool = False) -> None:
+    """Add the supported, non-hidden files under root, recursively, to `found`.
+
+    Links are skipped unless `follow_symlinks`; either way each directory is entered once (by
+    device + inode, so link loops end) and each file is listed once. Unsupported files are listed
+    in `found.skipped`.
+    """
+    visited = {(st.st_dev, st.st_ino)} if (st := _safe_stat(root)) else set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        subdirs = []
+        for entry in _entries(folder, found):
+            if entry.name.startswith("."):
+                continue
+            stat = _stat(entry, follow_symlinks, found)
+            if stat is None:
+                continue
+            if S_ISDIR(stat.st_mode):
+                if (stat.st_dev, stat.st_ino) not in visited:
+                    visited.add((stat.st_dev, stat.st_ino))
+                    subdirs.append(entry.path)
+            elif not S_ISREG(stat.st_mode):
+                found.skipped[_display(entry.path)] = "not a regular file"
+            elif not _is_supported(entry.name):
+                found.skipped[_display(entry.path)] = (
+                    f"unsupported file type {Path(entry.name).suffix or '(none)'!r}")
+            else:
+                found.add_file(entry.path, stat, root)
+        stack.extend(reversed(subdirs))
+
+
+def _safe_stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _glob_walk(folder: str, pattern: list[str], found: Expansion, origin: str, follow: bool,
+               visited: set[tuple[int, int, int]]) -> int:
+    """Add the files under folder matching the glob segments; return how many files matched
+    (supported or not). Each (directory, position in the pattern) is visited once."""
+    if not pattern:
+        return 0
+    segment, rest = pattern[0], pattern[1:]
+    matched = 0
+    if segment == "**":
+        matched += _glob_walk(folder, rest, found, origin, follow, visited) if rest else 0
+    for entry in _entries(folder, found):
+        if segment == "**":
+            if entry.name.startswith("."):
+                continue
+        elif not _segment_match(entry.name, segment):
+            continue
+        stat = _stat(entry, follow, found)
+        if stat is None:
+            continue
+        if S_ISDIR(stat.st_mode):
+            key = (stat.st_dev, stat.st_ino, len(pattern))
+            if key in visited:
+                continue
+            visited.add(key)
+            if segment == "**":
+                matched += _glob_walk(entry.path, pattern, found, origin, follow, visited)
+            elif rest:
+                matched += _glob_walk(entry.path, rest, found, origin, follow, visited)
+        elif S_ISREG(stat.st_mode) and not rest:
+            matched += 1
+            if _is_supported(entry.name):
+                found.add_file(entry.path, stat, origin)
+            else:
+                found.skipped[_display(entry.path)] = (
+                    f"unsupported file type {Path(entry.name).suffix or '(none)'!r}")
+    return matched
+
+
+def _expand_glob(spec: str, found: Expansion, *, follow_symlinks: bool = False) -> None:
+    """Files matching a glob (`**` recursive, hidden names not matched); directories skipped.
+
+    Walked like a directory (links skipped unless followed, loops ended, each file once).
+    """
     pattern = _posix_abs(spec)
-    matches = [m for m in glob.glob(pattern, recursive=True) if os.path.isfile(m)]
-    if not matches:
+    parts = _glob_parts(pattern)
+    fixed = next((i for i, p in enumerate(parts) if _GLOB_CHARS.search(p)), len(parts))
+    base = "/" + "/".join(parts[:fixed])
+    before = len(found.found)
+    found.specs.append(Spec("glob", pattern))
+    matched = 0
+    if os.path.isdir(base):
+        matched = _glob_walk(base, parts[fixed:], found, pattern, follow_symlinks, set())
+    if not matched:
         raise LoadError("no files match this pattern")
-    files = sorted({_posix_abs(m) for m in matches if _is_supported(m)})
-    if not files:
+    if len(found.found) == before:
         raise LoadError(f"no supported files match this pattern; {_supported_hint()}")
-    return [SourceRef(source_id=f, origin=pattern, kind="file") for f in files]
 
 
-def _expand_path(spec: str) -> list[SourceRef]:
+def _expand_path(spec: str, found: Expansion, *, follow_symlinks: bool = False) -> None:
     """A file or a directory (recursive)."""
     path = _posix_abs(spec)
     if os.path.isdir(path):
-        return [SourceRef(source_id=f, origin=path, kind="file") for f in _walk_directory(path)]
+        found.specs.append(Spec("directory", path))
+        _walk_directory(path, found, follow_symlinks=follow_symlinks)
+        return
     if not os.path.exists(path):
+        found.specs.append(Spec("missing", path))
         raise LoadError("no such file or directory")
     if not _is_supported(path):
         raise LoadError(
             f"unsupported file type {Path(path).suffix or '(none)'!r}; {_supported_hint()}"
         )
-    return [SourceRef(source_id=path, origin=path, kind="file")]
+    found.specs.append(Spec("file", path))
+    found.add_file(path, os.stat(path), path)  # path is absolute and normalised
 
 
 def spec_origin(spec: str) -> str:
@@ -146,31 +377,38 @@ def spec_origin(spec: str) -> str:
     return _posix_abs(spec)
 
 
-def _expand_one(spec: str) -> list[SourceRef]:
+def _expand_one(spec: str, found: Expansion, follow_symlinks: bool) -> None:
     if _is_url(spec):
-        return [SourceRef(source_id=spec, origin=spec, kind="url")]
-    if not os.path.exists(os.path.expanduser(spec)) and _GLOB_CHARS.search(spec):
-        return _expand_glob(spec)
-    return _expand_path(spec)
+        found.specs.append(Spec("url", spec))
+        found.add_url(spec)
+    elif not os.path.exists(os.path.expanduser(spec)) and _GLOB_CHARS.search(spec):
+        _expand_glob(spec, found, follow_symlinks=follow_symlinks)
+    else:
+        _expand_path(spec, found, follow_symlinks=follow_symlinks)
 
 
-def expand_sources(specs: list[str]) -> tuple[list[SourceRef], list[tuple[str, str]]]:
-    """Expand files, directories, globs and URLs into unique refs, plus (spec, error) pairs.
+def expand_specs(specs: list[str], *, follow_symlinks: bool = False) -> Expansion:
+    """Expand files, directories, globs and URLs into unique refs, errors, skipped files, specs.
 
     An existing directory with no supported files yields no refs and no error (emptying a
-    directory is how its sources are removed on re-ingest); a glob with no match is an error.
+    directory is how its sources are removed on re-ingest); a glob with no match is an error. A
+    file name that is not valid UTF-8 is an error of that file only.
     """
-    refs: dict[str, SourceRef] = {}
-    errors: list[tuple[str, str]] = []
+    found = Expansion()
     for spec in specs:
         try:
-            found = _expand_one(spec)
+            _expand_one(spec, found, follow_symlinks)
         except LoadError as exc:
-            errors.append((spec, str(exc)))
-            continue
-        for ref in found:
-            refs.setdefault(ref.source_id, ref)
-    return list(refs.values()), errors
+            found.errors.append((spec, str(exc)))
+    return found
+
+
+def expand_sources(
+    specs: list[str], *, follow_symlinks: bool = False
+) -> tuple[list[SourceRef], list[tuple[str, str]]]:
+    """Expand specs into unique refs plus (spec, error) pairs (see `expand_specs`)."""
+    found = expand_specs(specs, follow_symlinks=follow_symlinks)
+    return found.refs, found.errors
 
 
 def _oversized(where: str, size: int, limit: int) -> RejectedSourceError:

@@ -1,8 +1,12 @@
 """Nodes of the incremental ingestion graph: plan → load → validate → chunk → embed → upsert → record.
 
-Chroma is the source of truth. The manifest records a source only after its chunks are stored, and
-the BM25 index is rebuilt from Chroma whenever the two disagree, so a crash at any point leaves
-state that the next run repairs into the state of one clean ingest.
+Chroma is the source of truth. Plan settles unchanged sources from their stat (size, mtime) and
+identity without reading them, so only changed work enters the batch loop. Each batch announces
+the chunk ids it will touch (a manifest intent) before writing to Chroma and records its sources
+in one manifest transaction only after their chunks are stored; finalize applies the manifest's
+journal to the BM25 index. A crash at any point leaves an intent or a journal that the next run
+replays, and counts that disagree trigger a full repair from Chroma, so the next run ends in the
+state of one clean ingest while costing what changed.
 """
 
 from __future__ import annotations
@@ -10,9 +14,13 @@ from __future__ import annotations
 import logging
 import math
 import operator
+import os
 import shutil
-from dataclasses import dataclass
-from datetime import datetime, timezone
+import time
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from collections.abc import Callable, Collection
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -21,16 +29,34 @@ from typing_extensions import TypedDict
 
 from ragloom.errors import EmbeddingProfileMismatchError, LoadError, RejectedSourceError
 from ragloom.ingest.chunkers import Chunker, chunker_fingerprint
-from ragloom.ingest.loaders import SourceRef, expand_sources, parse_source, read_source, spec_origin
+from ragloom.ingest.loaders import (
+    FoundSource,
+    SourceRef,
+    Spec,
+    expand_specs,
+    parse_source,
+    read_source,
+    spec_origin,
+    to_ref,
+)
 from ragloom.ingest.validation import ValidationResult, scan_injection
 from ragloom.nodes.trace import StageClock
 from ragloom.providers.embeddings import Embedder
-from ragloom.settings import RagSettings
+from ragloom.settings import IngestSettings, RagSettings
 from ragloom.state import Chunk, IngestionReport, SourceDocument, SourceResult, TraceStep
+from ragloom.stores import bm25
 from ragloom.stores.base import DocumentIndex
-from ragloom.stores.bm25 import Bm25Index, ids_revision
-from ragloom.stores.manifest import DocEntry, Manifest, SourceEntry, load_manifest, save_manifest
-from ragloom.stores.paths import DataPaths
+from ragloom.stores.crashpoints import crashpoint
+from ragloom.stores.manifest import (
+    DocEntry,
+    ManifestStore,
+    SourceEntry,
+    SourceStat,
+    fsync_path,
+    remove_database,
+    remove_temp_files,
+)
+from ragloom.stores.paths import DataPaths, shadow_collection
 from ragloom.stores.quarantine import Quarantine, QuarantineRecord
 
 log = logging.getLogger(__name__)
@@ -43,6 +69,9 @@ EVIDENCE_CHARS = 500
 """Longest evidence string kept in chunk metadata and quarantine reasons."""
 TRACED_VERDICTS = 20
 """Suspicious or rejected documents named in the validate trace per batch."""
+RACY_NS = 2_000_000_000
+"""A file modified this recently when it was read may change again within the same mtime tick:
+its stat is not trusted next time (the bytes are hashed instead)."""
 
 
 def ingest_recursion_limit() -> int:
@@ -59,15 +88,25 @@ class IngestDeps:
     embedder: Embedder
     chunker: Chunker
     paths: DataPaths
+    manifest_file: Path | None = None
+    """Where this run's manifest is, when not the collection's own (a reindex builds a shadow)."""
 
     @property
     def collection(self) -> str:
-        """The collection being ingested into."""
-        return self.index.collection
+        """The collection being ingested into (its name, also while a reindex builds a shadow)."""
+        return self.settings.collection
+
+    def manifest(self) -> ManifestStore:
+        """Open this run's manifest (close it after use: `with deps.manifest() as m:`)."""
+        return ManifestStore(self.manifest_file or self.paths.manifest_file(self.collection))
+
+    def quarantine(self) -> Quarantine:
+        """The collection's quarantine."""
+        return Quarantine(self.paths.quarantine_dir(self.collection))
 
 
 class WorkItem(BaseModel):
-    """One source travelling through a batch."""
+    """One changed source travelling through a batch."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -79,6 +118,11 @@ class WorkItem(BaseModel):
     chunks: list[Chunk] = Field(default_factory=list)
     quarantined: bool = False
     result: SourceResult
+
+    @property
+    def dropped(self) -> bool:
+        """The source ends with nothing stored (quarantined or failed): its old chunks go."""
+        return self.quarantined or self.result.status == "failed"
 
 
 def _sum_ms(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
@@ -102,18 +146,18 @@ class IngestOutput(TypedDict, total=False):
 
 
 class IngestState(TypedDict, total=False):
-    """Working state of the ingestion graph."""
+    """Working state of the ingestion graph: changed work only (the manifest stays on disk)."""
 
     sources: list[str]
     reindex: bool
-    manifest: Manifest
     pending: list[SourceRef]
     batch_size: int
-    seen: list[str]
-    origins: list[str]
+    removals: list[str]
+    quarantine_gone: list[str]
+    skipped: dict[str, str]
     batch: list[WorkItem]
     embeddings: Any
-    changed: bool
+    intent: int | None
     results: Annotated[list[SourceResult], operator.add]
     warnings: Annotated[list[str], operator.add]
     stage_ms: Annotated[dict[str, float], _sum_ms]
@@ -122,78 +166,219 @@ class IngestState(TypedDict, total=False):
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _reset_collection(deps: IngestDeps) -> None:
-    deps.index.drop()
-    deps.paths.manifest_file(deps.collection).unlink(missing_ok=True)
-    shutil.rmtree(deps.paths.bm25_dir(deps.collection), ignore_errors=True)
+def _loader_identity(source_id: str, kind: str, settings: IngestSettings) -> str:
+    """The loader options that decide a source's documents (CSV rows or whole files)."""
+    if kind == "url" or source_id.lower().endswith(".csv"):
+        return f"|csv_mode={settings.csv_mode}"
+    return ""
 
 
-def _repair(manifest: Manifest, index: DocumentIndex) -> list[str]:
-    """Make the manifest and Chroma agree: drop entries with missing chunks, delete orphan chunks."""
+def source_identity(ref: SourceRef, settings: RagSettings) -> str:
+    """Everything besides its bytes that decides a source's chunks: the chunker settings and the
+    loader options of its format. A change re-chunks the source on the next ingest."""
+    return chunker_fingerprint(settings.chunker) + _loader_identity(ref.source_id, ref.kind,
+                                                                    settings.ingest)
+
+
+def _legacy_identity(settings: RagSettings) -> Callable[[str, str], str]:
+    """Identity of a source migrated from a JSON manifest: its chunker, today's loader options."""
+    def identity_of(source_id: str, chunker: str) -> str:
+        kind = "url" if "://" in source_id else "file"
+        return chunker + _loader_identity(source_id, kind, settings.ingest)
+    return identity_of
+
+
+def _trusted_stat(ref: SourceRef) -> tuple[int, int]:
+    """(size, mtime_ns) to record for a file; (-1, -1) when unknown or too recent to trust."""
+    if ref.size is None or ref.mtime_ns is None or time.time_ns() - ref.mtime_ns < RACY_NS:
+        return -1, -1
+    return ref.size, ref.mtime_ns
+
+
+# ------------------------------------------------------------------------------------------ plan
+
+
+def _target(state: IngestState, deps: IngestDeps) -> IngestDeps:
+    """The deps this run writes through: a reindex builds a shadow collection and manifest beside
+    the live ones and swaps them in at finalize, so readers see the old state until then."""
+    if not state.get("reindex"):
+        return deps
+    return replace(deps, index=deps.index.sibling(shadow_collection(deps.collection)),
+                   manifest_file=deps.paths.reindex_manifest_file(deps.collection))
+
+
+def _recover_reindex(deps: IngestDeps) -> list[str]:
+    """Settle what an interrupted reindex left: its shadow collection and manifest go, and a live
+    collection it had renamed aside comes back."""
     notes: list[str] = []
-    stored = set(index.all_ids())
-    for source_id, entry in list(manifest.sources.items()):
-        ids = {cid for doc in entry.docs.values() for cid in doc.chunk_ids}
-        if not ids <= stored:
-            del manifest.sources[source_id]
-            notes.append(f"repaired: {source_id} had chunks missing from the store; it is re-ingested")
-    orphans = sorted(stored - manifest.chunk_ids())
-    if orphans:
-        index.delete_ids(orphans)
-        notes.append(f"repaired: removed {len(orphans)} unrecorded chunk(s) left by an interrupted run")
+    recover = getattr(deps.index, "recover_swap", None)
+    if recover is not None:
+        notes = recover(shadow_collection(deps.collection))
+    remove_database(deps.paths.reindex_manifest_file(deps.collection))
     return notes
 
 
+def _clean_leftovers(deps: IngestDeps) -> list[str]:
+    """Remove what interrupted runs left: temp files, BM25 staging and unreferenced segments."""
+    removed = remove_temp_files(deps.paths.manifest_file(deps.collection).parent)
+    removed += remove_temp_files(deps.paths.quarantine_dir(deps.collection))
+    bm25_dir = deps.paths.bm25_dir(deps.collection)
+    removed += bm25.remove_unreferenced(bm25_dir)
+    if bm25_dir.parent.is_dir():  # format-1 staging and swap directories beside the index
+        for path in bm25_dir.parent.glob(f".{bm25_dir.name}.*"):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path.name)
+    return removed
+
+
+def _repair_intents(store: ManifestStore, index: DocumentIndex) -> list[str]:
+    """Undo the batches a crash interrupted: their sources are forgotten (re-ingested this run)
+    and every chunk id they announced is deleted from the store."""
+    notes = []
+    for intent in store.intents():
+        entries = store.entries(intent.sources)
+        ids = sorted({*intent.chunk_ids, *(c for e in entries.values() for c in e.chunk_ids())})
+        if ids:
+            index.delete_ids(ids)
+        store.clear_intent(intent.id, dropped=intent.sources, deleted_ids=ids)
+        notes.append(f"repaired: an interrupted batch of {len(intent.sources)} source(s) "
+                     "is re-ingested")
+    return notes
+
+
+def _full_repair(store: ManifestStore, index: DocumentIndex) -> list[str]:
+    """Make the manifest and Chroma agree by reading both whole: drop entries with missing
+    chunks, delete unrecorded chunks; the BM25 index is rebuilt at finalize."""
+    notes: list[str] = []
+    stored = set(index.all_ids())
+    entries = store.all_entries()
+    kept = {}
+    for source_id, entry in entries.items():
+        if set(entry.chunk_ids()) <= stored:
+            kept[source_id] = entry
+        else:
+            notes.append(f"repaired: {source_id} had chunks missing from the store; it is re-ingested")
+    recorded = {cid for entry in kept.values() for cid in entry.chunk_ids()}
+    orphans = sorted(stored - recorded)
+    if orphans:
+        index.delete_ids(orphans)
+        notes.append(f"repaired: removed {len(orphans)} unrecorded chunk(s) left by an interrupted run")
+    if len(kept) != len(entries):
+        store.reset_sources(kept)
+    store.set_meta("bm25_stale", "1")
+    return notes
+
+
+def _check_store(store: ManifestStore, index: DocumentIndex) -> list[str]:
+    """O(1) agreement check (chunk counts, collection id); a full repair when it fails."""
+    collection_id = getattr(index, "collection_id", None)
+    known = store.get_meta("collection_id")
+    same_collection = known is None or collection_id is None or known == collection_id
+    notes = []
+    if index.count() != store.total_chunks() or not same_collection:
+        notes = _full_repair(store, index)
+    if collection_id is not None and known != collection_id:
+        store.set_meta("collection_id", collection_id)
+    return notes
+
+
+def _open_manifest(deps: IngestDeps) -> tuple[ManifestStore, list[str]]:
+    path = deps.manifest_file or deps.paths.manifest_file(deps.collection)
+    store, warnings = ManifestStore.open(path, legacy=deps.paths.legacy_manifest_file(deps.collection),
+                                         identity_of=_legacy_identity(deps.settings))
+    profile_key = deps.embedder.profile.key()
+    stored = store.get_meta("profile")
+    if stored is not None and stored != profile_key:
+        store.close()
+        raise EmbeddingProfileMismatchError(
+            f"collection {deps.collection!r} was built with embedding profile {stored}, "
+            f"the active one is {profile_key}",
+            where=str(path),
+            hint="run the ingest again with --reindex (reindex=True) to rebuild it",
+        )
+    if stored is None:
+        store.set_meta("profile", profile_key)
+    return store, warnings
+
+
+def _settle(found: list[FoundSource], stats: dict[str, SourceStat],
+            settings: RagSettings) -> tuple[list[SourceRef], list[SourceResult]]:
+    """Split found sources into changed refs and results for those unchanged by stat and
+    identity (no file is opened)."""
+    chunker = chunker_fingerprint(settings.chunker)
+    csv_identity = chunker + _loader_identity("x.csv", "file", settings.ingest)
+    pending: list[SourceRef] = []
+    unchanged: list[SourceResult] = []
+    for item in found:
+        source_id, _origin, kind, size, mtime_ns = item
+        recorded = stats.get(source_id)
+        if (
+            recorded is not None
+            and kind == "file"
+            and recorded.mtime_ns >= 0
+            and recorded.size == size
+            and recorded.mtime_ns == mtime_ns
+            and recorded.identity == (csv_identity if source_id[-4:].lower() == ".csv" else chunker)
+        ):
+            unchanged.append(SourceResult(source_id=source_id, status="unchanged",
+                                          documents=recorded.documents, chunks=recorded.chunks))
+        else:
+            pending.append(to_ref(item))
+    return pending, unchanged
+
+
+def _vanished(specs: list[Spec], seen: Collection[str], candidates: list[str]) -> list[str]:
+    """Candidates covered by a spec of this run that the expansion no longer lists."""
+    return [sid for sid in candidates if sid not in seen and any(s.covers(sid) for s in specs)]
+
+
 def plan(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
-    """Expand the sources, load and check the manifest, and repair it against the store."""
+    """Repair what a crash left, expand the sources, settle unchanged ones, find vanished ones."""
     with StageClock("plan") as step:
-        warnings: list[str] = []
-        if state.get("reindex"):
-            _reset_collection(deps)
-        profile_key = deps.embedder.profile.key()
-        path = deps.paths.manifest_file(deps.collection)
-        manifest, warning = load_manifest(path)
-        if warning:
-            warnings.append(f"{warning}; falling back to a full ingest")
-        if manifest is not None and manifest.embedding_profile != profile_key:
-            raise EmbeddingProfileMismatchError(
-                f"collection {deps.collection!r} was built with embedding profile "
-                f"{manifest.embedding_profile}, the active one is {profile_key}",
-                where=str(path),
-                hint="run the ingest again with --reindex (reindex=True) to rebuild it",
-            )
-        if manifest is None:
-            manifest = Manifest(collection=deps.collection, embedding_profile=profile_key)
-        repairs = _repair(manifest, deps.index)
-        if repairs:
-            save_manifest(path, manifest)
-        warnings.extend(repairs)
-        refs, errors = expand_sources(list(state.get("sources", [])))
+        leftovers = _clean_leftovers(deps)
+        recovered = _recover_reindex(deps)
+        deps = _target(state, deps)
+        store, warnings = _open_manifest(deps)
+        warnings = [*recovered, *warnings]
+        with store:
+            repairs = _repair_intents(store, deps.index) + _check_store(store, deps.index)
+            warnings.extend(repairs)
+            found = expand_specs(list(state.get("sources", [])),
+                                 follow_symlinks=deps.settings.ingest.follow_symlinks)
+            stats = store.stats()
+            removals = _vanished(found.specs, found.found.keys(), list(stats))
+            pending, unchanged = _settle(list(found.found.values()), stats, deps.settings)
+        quarantine_gone = _vanished(found.specs, found.found.keys(), deps.quarantine().source_ids())
+        covering = {spec.origin for spec in found.specs if any(spec.covers(s) for s in removals)}
+        errors = [(spec, msg) for spec, msg in found.errors if spec_origin(spec) not in covering]
         failed = [SourceResult(source_id=spec, status="failed", errors=[msg]) for spec, msg in errors]
-        failed_specs = {spec for spec, _ in errors}
-        origins = sorted({spec_origin(s) for s in state.get("sources", []) if s not in failed_specs})
-        step.detail.update(sources=len(refs), spec_errors=len(errors), repairs=len(repairs))
-    batch_size = max(deps.settings.ingest.batch_sources, math.ceil(len(refs) / MAX_BATCHES))
+        step.detail.update(sources=len(found.found), unchanged=len(unchanged), changed=len(pending),
+                           vanished=len(removals), skipped=len(found.skipped),
+                           spec_errors=len(errors), repairs=len(repairs),
+                           leftovers_removed=len(leftovers))
+    batch_size = max(deps.settings.ingest.batch_sources, math.ceil(len(pending) / MAX_BATCHES))
     return {
-        "manifest": manifest,
-        "pending": refs,
+        "pending": pending,
         "batch_size": batch_size,
-        "seen": [ref.source_id for ref in refs],
-        "origins": origins,
-        "changed": bool(state.get("reindex")) or bool(repairs),
-        "results": failed,
+        "removals": removals,
+        "quarantine_gone": quarantine_gone,
+        "skipped": found.skipped,
+        "results": [*unchanged, *failed],
         "warnings": warnings,
         "stage_ms": {"plan": step.elapsed_ms()},
         "trace": step.trace(),
     }
 
 
+# ------------------------------------------------------------------------------------------ load
+
+
 def _quarantine(deps: IngestDeps, ref: SourceRef, doc_id: str, err: RejectedSourceError,
                 excerpt: str) -> None:
-    Quarantine(deps.paths.quarantine_dir(deps.collection)).add(
+    deps.quarantine().add(
         QuarantineRecord(
             source_id=ref.source_id,
             doc_id=doc_id,
@@ -207,44 +392,73 @@ def _quarantine(deps: IngestDeps, ref: SourceRef, doc_id: str, err: RejectedSour
     )
 
 
-def _load_one(ref: SourceRef, manifest: Manifest, deps: IngestDeps,
-              fingerprint: str) -> WorkItem | SourceResult:
-    old = manifest.sources.get(ref.source_id)
-    try:
-        raw = read_source(ref, deps.settings.ingest)
-        if old is not None and old.content_hash == raw.content_hash and old.chunker == fingerprint:
-            chunks = sum(len(doc.chunk_ids) for doc in old.docs.values())
-            return SourceResult(source_id=ref.source_id, status="unchanged",
-                                documents=len(old.docs), chunks=chunks)
-        documents = parse_source(raw, deps.settings.ingest)
-    except RejectedSourceError as err:
-        _quarantine(deps, ref, ref.source_id, err, excerpt="")
-        return WorkItem(ref=ref, raw_hash=err.content_hash, old=old, quarantined=True,
-                        result=SourceResult(source_id=ref.source_id, status="quarantined",
-                                            errors=[str(err)], signals=err.signals))
-    except LoadError as err:
-        return SourceResult(source_id=ref.source_id, status="failed", errors=[str(err)])
+def _failed(ref: SourceRef, old: SourceEntry | None, message: str) -> WorkItem | SourceResult:
+    """A source that could not be read or parsed; a stored old version is removed with it."""
+    result = SourceResult(source_id=ref.source_id, status="failed", errors=[message])
+    if old is None:
+        return result
+    result.old_version = "removed"
+    return WorkItem(ref=ref, raw_hash="", old=old, result=result)
+
+
+def _read_and_parse(ref: SourceRef, old: SourceEntry | None, identity: str,
+                    settings: IngestSettings, touched: dict[str, tuple[int, int]],
+                    deps: IngestDeps) -> WorkItem | SourceResult:
+    raw = read_source(ref, settings)
+    if old is not None and old.content_hash == raw.content_hash and old.identity == identity:
+        touched[ref.source_id] = _trusted_stat(ref)
+        return SourceResult(source_id=ref.source_id, status="unchanged", documents=len(old.docs),
+                            chunks=len(old.chunk_ids()))
+    deps.quarantine().remove(ref.source_id)  # validate records what is still rejected
+    documents = parse_source(raw, settings)
     status = "ingested" if old is None else "updated"
     return WorkItem(ref=ref, raw_hash=raw.content_hash, old=old, documents=documents,
                     result=SourceResult(source_id=ref.source_id, status=status,
                                         documents=len(documents)))
 
 
+def _load_one(ref: SourceRef, old: SourceEntry | None, deps: IngestDeps,
+              touched: dict[str, tuple[int, int]]) -> WorkItem | SourceResult:
+    """Read and parse one source; any failure fails this source only."""
+    identity = source_identity(ref, deps.settings)
+    try:
+        return _read_and_parse(ref, old, identity, deps.settings.ingest, touched, deps)
+    except RejectedSourceError as err:
+        deps.quarantine().remove(ref.source_id)
+        _quarantine(deps, ref, ref.source_id, err, excerpt="")
+        return WorkItem(ref=ref, raw_hash=err.content_hash, old=old, quarantined=True,
+                        result=SourceResult(source_id=ref.source_id, status="quarantined",
+                                            errors=[str(err)], signals=err.signals,
+                                            old_version="removed" if old else None))
+    except LoadError as err:
+        return _failed(ref, old, str(err))
+    except Exception as exc:  # a loader bug or hostile input must not sink the batch
+        log.exception("unexpected error loading %s", ref.source_id)
+        return _failed(ref, old, f"unexpected error while loading: {type(exc).__name__}: {exc}")
+
+
 def load(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
-    """Read the next batch of sources; unchanged ones are settled here without parsing."""
+    """Read the next batch of changed sources; those whose bytes did not change are settled here."""
+    deps = _target(state, deps)
     with StageClock("load") as step:
         pending = list(state.get("pending", []))
         size = state.get("batch_size", deps.settings.ingest.batch_sources)
         current, rest = pending[:size], pending[size:]
-        fingerprint = chunker_fingerprint(deps.settings.chunker)
         batch: list[WorkItem] = []
         settled: list[SourceResult] = []
-        for ref in current:
-            outcome = _load_one(ref, state["manifest"], deps, fingerprint)
-            (batch if isinstance(outcome, WorkItem) else settled).append(outcome)
+        touched: dict[str, tuple[int, int]] = {}
+        with deps.manifest() as store:
+            old = store.entries(ref.source_id for ref in current)
+            for ref in current:
+                outcome = _load_one(ref, old.get(ref.source_id), deps, touched)
+                (batch if isinstance(outcome, WorkItem) else settled).append(outcome)
+            store.touch(touched)
         step.detail.update(sources=len(current), to_process=len(batch), settled=len(settled))
     return {"pending": rest, "batch": batch, "results": settled,
             "stage_ms": {"load": step.elapsed_ms()}, "trace": step.trace()}
+
+
+# -------------------------------------------------------------------------------------- validate
 
 
 def _flag(doc: SourceDocument, verdict: ValidationResult) -> SourceDocument:
@@ -311,26 +525,45 @@ def validate(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     return {"batch": batch, "stage_ms": {"validate": step.elapsed_ms()}, "trace": step.trace()}
 
 
+# ----------------------------------------------------------------------------------------- chunk
+
+
+def _chunk_item(item: WorkItem, deps: IngestDeps, identity: str) -> WorkItem:
+    old_docs = item.old.docs if item.old is not None and item.old.identity == identity else {}
+    kept: dict[str, DocEntry] = {}
+    chunks: list[Chunk] = []
+    for doc in item.documents:
+        previous = old_docs.get(doc.doc_id)
+        if previous is not None and previous.content_hash == doc.content_hash:
+            kept[doc.doc_id] = previous
+        else:
+            chunks.extend(deps.chunker.split(doc))
+    return item.model_copy(update={"kept": kept, "chunks": chunks})
+
+
 def chunk(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     """Split new and changed documents; unchanged documents of a changed source keep their chunks."""
     with StageClock("chunk") as step:
-        fingerprint = chunker_fingerprint(deps.settings.chunker)
         batch: list[WorkItem] = []
         for item in state.get("batch", []):
-            old_docs = item.old.docs if item.old is not None and item.old.chunker == fingerprint else {}
-            kept: dict[str, DocEntry] = {}
-            chunks: list[Chunk] = []
-            for doc in item.documents:
-                previous = old_docs.get(doc.doc_id)
-                if previous is not None and previous.content_hash == doc.content_hash:
-                    kept[doc.doc_id] = previous
-                else:
-                    chunks.extend(deps.chunker.split(doc))
-            batch.append(item.model_copy(update={"kept": kept, "chunks": chunks}))
+            identity = source_identity(item.ref, deps.settings)
+            try:
+                batch.append(_chunk_item(item, deps, identity))
+            except Exception as exc:  # one document the chunker chokes on fails its source only
+                log.exception("unexpected error chunking %s", item.ref.source_id)
+                result = item.result.model_copy(update={
+                    "status": "failed", "old_version": "removed" if item.old else None,
+                    "errors": [*item.result.errors,
+                               f"unexpected error while chunking: {type(exc).__name__}: {exc}"]})
+                batch.append(item.model_copy(update={"documents": [], "chunks": [], "kept": {},
+                                                     "result": result}))
         step.detail.update(chunks=sum(len(i.chunks) for i in batch),
                            unchanged_documents=sum(len(i.kept) for i in batch),
                            chunker=deps.settings.chunker.name)
     return {"batch": batch, "stage_ms": {"chunk": step.elapsed_ms()}, "trace": step.trace()}
+
+
+# ----------------------------------------------------------------------------------------- embed
 
 
 def embed(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
@@ -343,60 +576,78 @@ def embed(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
             "trace": step.trace()}
 
 
+# ---------------------------------------------------------------------------------------- upsert
+
+
 def _stale_ids(item: WorkItem) -> list[str]:
     if item.old is None:
         return []
     keep = {cid for doc in item.kept.values() for cid in doc.chunk_ids}
-    return [cid for doc in item.old.docs.values() for cid in doc.chunk_ids if cid not in keep]
+    return [cid for cid in item.old.chunk_ids() if cid not in keep]
 
 
 def upsert(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
-    """Delete the stale chunks of changed sources and store the new chunks with their vectors."""
+    """Announce the batch's chunk ids, delete the stale chunks and store the new ones."""
+    deps = _target(state, deps)
     with StageClock("upsert") as step:
         batch = state.get("batch", [])
         stale = [cid for item in batch for cid in _stale_ids(item)]
+        chunks = [c for item in batch for c in item.chunks]
+        intent = None
+        if stale or chunks:
+            touched = [item.ref.source_id for item in batch if item.chunks or _stale_ids(item)]
+            with deps.manifest() as store:
+                intent = store.write_intent(touched, [*stale, *(c.id for c in chunks)])
+        crashpoint("ingest.upsert")
         if stale:
             deps.index.delete_ids(stale)
-        chunks = [c for item in batch for c in item.chunks]
-        vectors = state.get("embeddings")
         if chunks:
-            deps.index.upsert(chunks, np.asarray(vectors))
+            deps.index.upsert(chunks, np.asarray(state.get("embeddings")))
         step.detail.update(deleted=len(stale), upserted=len(chunks))
-    return {"changed": state.get("changed", False) or bool(stale or chunks),
-            "embeddings": None, "stage_ms": {"upsert": step.elapsed_ms()},
+    return {"intent": intent, "embeddings": None, "stage_ms": {"upsert": step.elapsed_ms()},
             "trace": step.trace()}
 
 
-def _entry(item: WorkItem, fingerprint: str) -> SourceEntry:
-    docs = dict(item.kept)
+# ---------------------------------------------------------------------------------------- record
+
+
+def _entry(item: WorkItem, identity: str) -> SourceEntry:
+    docs = {doc_id: entry.model_copy() for doc_id, entry in item.kept.items()}
     for c in item.chunks:
         docs.setdefault(c.doc_id, DocEntry(content_hash="", chunk_ids=[])).chunk_ids.append(c.id)
     hashes = {doc.doc_id: doc.content_hash for doc in item.documents}
     for doc_id, entry in docs.items():
         entry.content_hash = hashes.get(doc_id, entry.content_hash)
-    return SourceEntry(origin=item.ref.origin, content_hash=item.raw_hash, chunker=fingerprint,
+    size, mtime_ns = _trusted_stat(item.ref)
+    return SourceEntry(identity=identity, content_hash=item.raw_hash, size=size, mtime_ns=mtime_ns,
                        docs=docs, recorded_at=_now())
 
 
 def record(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
-    """Record the batch's stored sources in the manifest, atomically, only after they are stored."""
+    """Record the batch's stored sources in one manifest transaction, after they are stored."""
+    deps = _target(state, deps)
     with StageClock("record") as step:
-        fingerprint = chunker_fingerprint(deps.settings.chunker)
-        manifest = state["manifest"].model_copy(deep=True)
+        entries: dict[str, SourceEntry] = {}
+        dropped: list[str] = []
         results: list[SourceResult] = []
-        for item in state.get("batch", []):
+        batch = state.get("batch", [])
+        for item in batch:
             result = item.result.model_copy()
-            if item.quarantined:
-                manifest.sources.pop(item.ref.source_id, None)
+            if item.dropped:
+                dropped.append(item.ref.source_id)
             else:
-                entry = _entry(item, fingerprint)
-                manifest.sources[item.ref.source_id] = entry
-                result.chunks = sum(len(d.chunk_ids) for d in entry.docs.values())
+                entry = _entry(item, source_identity(item.ref, deps.settings))
+                entries[item.ref.source_id] = entry
+                result.chunks = len(entry.chunk_ids())
                 result.embeddings_computed = len(item.chunks)
             results.append(result)
-        save_manifest(deps.paths.manifest_file(deps.collection), manifest)
-        step.detail.update(recorded=len(results))
-    return {"manifest": manifest, "batch": [], "results": results,
+        with deps.manifest() as store:
+            store.record(entries, dropped=dropped,
+                         deleted_ids=[cid for item in batch for cid in _stale_ids(item)],
+                         added_ids=[c.id for item in batch for c in item.chunks],
+                         intent=state.get("intent"))
+        step.detail.update(recorded=len(entries), dropped=len(dropped))
+    return {"batch": [], "intent": None, "results": results,
             "stage_ms": {"record": step.elapsed_ms()}, "trace": step.trace()}
 
 
@@ -405,47 +656,112 @@ def route_next_batch(state: IngestState) -> Literal["load", "finalize"]:
     return "load" if state.get("pending") else "finalize"
 
 
+# -------------------------------------------------------------------------------------- finalize
+
+
 def _remove_vanished(state: IngestState, deps: IngestDeps,
-                     manifest: Manifest) -> list[SourceResult]:
-    seen = set(state.get("seen", []))
-    origins = set(state.get("origins", []))
-    gone = [sid for sid, entry in manifest.sources.items()
-            if entry.origin in origins and sid not in seen]
-    results: list[SourceResult] = []
+                     store: ManifestStore) -> list[SourceResult]:
+    gone = list(state.get("removals", []))
+    if not gone:
+        return []
+    entries = store.entries(gone)
+    ids = [cid for entry in entries.values() for cid in entry.chunk_ids()]
+    intent = store.write_intent(gone, ids)
+    if ids:
+        deps.index.delete_ids(ids)
+    store.record({}, dropped=gone, deleted_ids=ids, intent=intent)
+    quarantine = deps.quarantine()
     for source_id in gone:
-        entry = manifest.sources.pop(source_id)
-        ids = [cid for doc in entry.docs.values() for cid in doc.chunk_ids]
-        if ids:
-            deps.index.delete_ids(ids)
-        results.append(SourceResult(source_id=source_id, status="removed", chunks=len(ids)))
-    return results
+        quarantine.remove(source_id)
+    return [SourceResult(source_id=sid, status="removed", chunks=len(entries[sid].chunk_ids()))
+            for sid in gone if sid in entries]
 
 
-def _sync_bm25(deps: IngestDeps, changed: bool) -> str:
+def _rebuild_bm25(deps: IngestDeps, store: ManifestStore, reason: str) -> str:
+    last = store.last_seq()
+    bm25.Bm25Index.build(deps.index.all_chunks(), deps.paths.bm25_dir(deps.collection),
+                         applied_seq=last, epoch=store.get_meta("epoch") or "")
+    store.trim_journal(last)
+    store.set_meta("bm25_stale", "0")
+    return f"rebuilt ({reason})"
+
+
+def sync_bm25(deps: IngestDeps, store: ManifestStore) -> str:
+    """Bring the BM25 index up to the manifest: apply the journal, or rebuild from Chroma when
+    the index is missing, unreadable, from another manifest, or a full repair ran."""
     directory = deps.paths.bm25_dir(deps.collection)
-    current = Bm25Index.load(directory)
-    if not changed and current is not None and current.revision == ids_revision(deps.index.all_ids()):
+    try:
+        current = bm25.read_state(directory)
+    except bm25.CorruptIndexError as exc:
+        return _rebuild_bm25(deps, store, f"unreadable: {exc}")
+    if current is None:
+        return _rebuild_bm25(deps, store, "missing")
+    if store.get_meta("bm25_stale") == "1":
+        return _rebuild_bm25(deps, store, "after a repair")
+    if current.get("epoch") != store.get_meta("epoch") or current["applied_seq"] > store.last_seq():
+        return _rebuild_bm25(deps, store, "built for another manifest")
+    rows = store.journal(after=current["applied_seq"])
+    total = store.total_chunks()
+    if not rows:
+        if current["count"] != total:
+            return _rebuild_bm25(deps, store, "count differs from the manifest")
+        store.trim_journal(current["applied_seq"])  # rows a crash left after the BM25 commit
         return "in sync"
-    Bm25Index.build(deps.index.all_chunks(), directory)
-    return "rebuilt"
+    last_op: dict[str, str] = {}
+    for _seq, chunk_id, op in rows:
+        last_op[chunk_id] = op
+    wanted = [cid for cid, op in last_op.items() if op == "add"]
+    added = deps.index.get_chunks(wanted)
+    if len(added) != len(wanted):
+        return _rebuild_bm25(deps, store, "journalled chunks missing from the store")
+    result = bm25.update(directory, added, list(last_op), applied_seq=rows[-1][0], count=total,
+                         epoch=current["epoch"])
+    crashpoint("ingest.bm25-applied")
+    store.trim_journal(rows[-1][0])
+    return f"updated (+{result.added} -{result.deleted}, merge {result.merged})"
+
+
+def _swap_in(live: IngestDeps, shadow: IngestDeps, store: ManifestStore) -> str:
+    """End a reindex: index the shadow's chunks into a BM25 segment, swap the shadow collection in,
+    commit that segment, then move the shadow manifest into place. A crash between two steps
+    leaves a live manifest that disagrees with Chroma: the next run repairs it in full."""
+    last = store.last_seq()
+    epoch = store.get_meta("epoch") or ""
+    chunks = shadow.index.all_chunks()
+    bm25.Bm25Index.build(chunks, live.paths.bm25_dir(live.collection), applied_seq=last,
+                         epoch=epoch, before_commit=lambda: live.index.replace_with(shadow.index))
+    store.trim_journal(last)
+    store.close()
+    target = live.paths.manifest_file(live.collection)
+    crashpoint("reindex.manifest")
+    remove_database(target)
+    os.replace(str(shadow.manifest_file), target)
+    fsync_path(target.parent)
+    return f"rebuilt (reindex, {len(chunks)} chunks)"
 
 
 def finalize(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
-    """Remove sources gone from re-ingested directories or globs, sync BM25, write the report."""
+    """Remove sources gone from the specs, apply the journal to BM25, write the report."""
+    run = _target(state, deps)
     with StageClock("finalize") as step:
-        manifest = state["manifest"].model_copy(deep=True)
-        removed = _remove_vanished(state, deps, manifest)
-        if removed:
-            save_manifest(deps.paths.manifest_file(deps.collection), manifest)
-        bm25 = _sync_bm25(deps, state.get("changed", False) or bool(removed))
-        step.detail.update(removed=len(removed), bm25=bm25)
-    stage_ms = _sum_ms(state.get("stage_ms", {}), {"finalize": step.elapsed_ms()})
+        with run.manifest() as store:
+            removed = _remove_vanished(state, run, store)
+            quarantine = deps.quarantine()
+            for source_id in state.get("quarantine_gone", []):
+                quarantine.remove(source_id)
+            start = time.perf_counter()
+            bm25_status = _swap_in(deps, run, store) if run is not deps else sync_bm25(deps, store)
+            bm25_ms = (time.perf_counter() - start) * 1000
+        step.detail.update(removed=len(removed), bm25=bm25_status, bm25_ms=round(bm25_ms, 1))
+    own_ms = {"finalize": step.elapsed_ms() - bm25_ms, "bm25": bm25_ms}
+    stage_ms = _sum_ms(state.get("stage_ms", {}), own_ms)
     report = IngestionReport(
         collection=deps.collection,
         sources=sorted([*state.get("results", []), *removed], key=lambda r: r.source_id),
+        skipped=dict(sorted(state.get("skipped", {}).items())),
         stage_ms={k: round(v, 1) for k, v in stage_ms.items()},
         total_ms=round(sum(stage_ms.values()), 1),
         reindexed=bool(state.get("reindex")),
         warnings=list(state.get("warnings", [])),
     )
-    return {"report": report, "manifest": manifest, "trace": step.trace()}
+    return {"report": report, "trace": step.trace()}

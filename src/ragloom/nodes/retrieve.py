@@ -24,6 +24,9 @@ def _ms_since(start: float) -> float:
 def _effective_mode(deps: RagDeps, bm25: Any | None, clock: StageClock) -> str:
     """The retrieval mode this run can serve, with a traced degradation when BM25 is missing."""
     mode = deps.settings.retrieval.mode
+    take_note = getattr(bm25, "take_repair_note", None)
+    if take_note is not None and (repaired := take_note()):
+        clock.note(bm25_repaired=repaired)
     if mode == "vector" or bm25 is not None:
         return mode
     if mode == "bm25":

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -24,6 +25,7 @@ from ragloom.errors import ConfigError, EmbeddingProfileMismatchError, RagloomEr
 from ragloom.providers.embeddings import EmbeddingProfile
 from ragloom.state import Chunk, ScoredChunk
 from ragloom.stores.base import Filter
+from ragloom.stores.crashpoints import crashpoint
 from ragloom.stores.filters import CHUNK_FIELDS, filterable_metadata, normalize_where
 from ragloom.stores.paths import DataPaths, validate_collection
 
@@ -31,7 +33,10 @@ PROFILE_KEY = "ragloom:embedding_profile"
 JSON_KEY = "ragloom:json"
 CONNECT_TIMEOUT_S = 5.0
 REQUEST_TIMEOUT_S = 120.0
+REOPEN_ATTEMPTS = 3
+REOPEN_PAUSE_S = 0.02
 _STORE_FAILURES = (ChromaError, httpx.HTTPError, ValueError, OSError, RuntimeError)
+_NO_ROWS: dict[str, Any] = {"ids": [], "documents": [], "metadatas": [], "embeddings": []}
 _clients: dict[str, Client] = {}
 _clients_lock = threading.Lock()
 T = TypeVar("T")
@@ -161,6 +166,8 @@ class ChromaDocumentIndex:
         self.profile = profile
         self._path = DataPaths(Path(data_dir)).chroma_dir
         self._where = f"{server_url or f'chroma:{self._path}'}/{collection}"
+        self._data_dir = Path(data_dir)
+        self._server_url = server_url
         self._client = get_client(path=self._path, server_url=server_url)
         self._batch_size: int | None = None
         self._handle: Collection | None = None
@@ -187,6 +194,51 @@ class ChromaDocumentIndex:
             self._check_profile(self._handle)
         return self._handle
 
+    def _read(self, action: str, read: Callable[[Collection], T], empty: T) -> T:
+        """Run a read on the collection; when another process dropped it (a reindex), reopen it by
+        name and read again, or answer `empty` while it does not exist: never an error."""
+        for attempt in range(REOPEN_ATTEMPTS):
+            handle = self._handle
+            try:
+                with self._guard(action):
+                    return read(handle if handle is not None else self._col())
+            except StoreError as exc:
+                if not isinstance(exc.__cause__, NotFoundError) or attempt == REOPEN_ATTEMPTS - 1:
+                    raise
+            self._handle = self._reopen()
+            if self._handle is None:
+                return empty
+            self._check_profile(self._handle)
+        return empty
+
+    def _reopen(self) -> Collection | None:
+        """The collection now bearing this name; None when there is none (a reindex swaps names
+        with two renames, so a miss is retried briefly)."""
+        for attempt in range(REOPEN_ATTEMPTS):
+            try:
+                with self._guard("reopen the collection"):
+                    return self._client.get_collection(self.collection, embedding_function=None)
+            except StoreError as exc:
+                if not isinstance(exc.__cause__, NotFoundError):
+                    raise
+            time.sleep(REOPEN_PAUSE_S * (attempt + 1))
+        return None
+
+    @property
+    def collection_id(self) -> str:
+        """Chroma's id of the collection, asked afresh (it changes when the collection is dropped
+        and recreated); a cached handle to an older collection is replaced."""
+        current = self._col()
+        with self._guard("read the collection id"):
+            try:
+                fresh = self._client.get_collection(self.collection, embedding_function=None)
+            except NotFoundError:
+                fresh = None
+        if fresh is None or fresh.id != current.id:
+            self._handle = None
+            current = self._col()
+        return str(current.id)
+
     def _check_profile(self, collection: Collection) -> None:
         stored = (collection.metadata or {}).get(PROFILE_KEY)
         if stored != self.profile.key():
@@ -210,16 +262,27 @@ class ChromaDocumentIndex:
     def upsert(self, chunks: list[Chunk], embeddings: np.ndarray) -> None:
         """Insert or replace chunks with their embeddings (rows aligned with chunks)."""
         vectors = self._check_embeddings(chunks, embeddings)
-        collection = self._col()
         for start in range(0, len(chunks), self.batch_size):
             part = chunks[start : start + self.batch_size]
-            with self._guard(f"write {len(part)} chunks"):
-                collection.upsert(
-                    ids=[c.id for c in part],
-                    embeddings=vectors[start : start + len(part)],
-                    documents=[c.text for c in part],
-                    metadatas=self._replacing_metadatas(collection, part),
-                )
+            self._write(f"write {len(part)} chunks", lambda col, part=part, start=start: col.upsert(
+                ids=[c.id for c in part],
+                embeddings=vectors[start : start + len(part)],
+                documents=[c.text for c in part],
+                metadatas=self._replacing_metadatas(col, part),
+            ))
+
+    def _write(self, action: str, write: Callable[[Collection], object]) -> None:
+        """Run a write; a handle to a collection another process dropped is reopened once."""
+        try:
+            with self._guard(action):
+                write(self._col())
+                return
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, NotFoundError):
+                raise
+        self._handle = None
+        with self._guard(action):
+            write(self._col())
 
     @staticmethod
     def _replacing_metadatas(collection: Collection, chunks: Sequence[Chunk]) -> list[Metadata]:
@@ -252,10 +315,8 @@ class ChromaDocumentIndex:
 
     def delete_ids(self, ids: list[str]) -> None:
         """Delete chunks by id (unknown ids are ignored)."""
-        collection = self._col()
         for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
-            with self._guard(f"delete {len(part)} chunks"):
-                collection.delete(ids=list(part))
+            self._write(f"delete {len(part)} chunks", lambda col, part=part: col.delete(ids=list(part)))
 
     def delete_where(self, where: Filter) -> int:
         """Delete chunks matching a metadata filter; return how many were deleted."""
@@ -309,20 +370,19 @@ class ChromaDocumentIndex:
             )
         if k <= 0:
             return None
-        with self._guard("search"):
-            return self._col().query(
-                query_embeddings=query.reshape(1, -1),
-                n_results=k,
-                where=normalize_where(where),
-                include=include,
-            )
+        return self._read("search", lambda col: col.query(
+            query_embeddings=query.reshape(1, -1),
+            n_results=k,
+            where=normalize_where(where),
+            include=include,
+        ), None)
 
     def get_chunks(self, ids: list[str]) -> list[Chunk]:
         """Return the stored chunks for these ids, in the order asked (missing ids are skipped)."""
         found: dict[str, Chunk] = {}
         for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
-            with self._guard("read chunks"):
-                got = self._col().get(ids=list(part), include=["documents", "metadatas"])
+            got = self._read("read chunks", lambda col, part=part: col.get(
+                ids=list(part), include=["documents", "metadatas"]), _NO_ROWS)
             found.update(self._chunks_of(got))
         return [found[i] for i in dict.fromkeys(ids) if i in found]
 
@@ -339,8 +399,8 @@ class ChromaDocumentIndex:
         """Return the stored embedding of each id that exists."""
         found: dict[str, np.ndarray] = {}
         for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
-            with self._guard("read embeddings"):
-                got = self._col().get(ids=list(part), include=["embeddings"])
+            got = self._read("read embeddings", lambda col, part=part: col.get(
+                ids=list(part), include=["embeddings"]), _NO_ROWS)
             vectors = got["embeddings"] if got["embeddings"] is not None else []
             for i, vector in zip(got["ids"], vectors, strict=True):
                 found[i] = np.asarray(vector, dtype=np.float32)
@@ -350,10 +410,9 @@ class ChromaDocumentIndex:
         chroma_where = normalize_where(where)
         offset = 0
         while True:
-            with self._guard("list chunks"):
-                got = self._col().get(
-                    where=chroma_where, include=include, limit=self.batch_size, offset=offset
-                )
+            got = self._read("list chunks", lambda col, offset=offset: col.get(
+                where=chroma_where, include=include, limit=self.batch_size, offset=offset
+            ), _NO_ROWS)
             yield got
             if len(got["ids"]) < self.batch_size:
                 return
@@ -372,8 +431,53 @@ class ChromaDocumentIndex:
 
     def count(self) -> int:
         """Number of chunks stored."""
-        with self._guard("count chunks"):
-            return int(self._col().count())
+        return int(self._read("count chunks", lambda col: col.count(), 0))
+
+    def sibling(self, collection: str) -> ChromaDocumentIndex:
+        """An index over another collection of the same store and profile (a reindex's shadow)."""
+        return ChromaDocumentIndex(collection, self.profile, data_dir=self._data_dir,
+                                   server_url=self._server_url)
+
+    def exists(self) -> bool:
+        """Whether the collection exists (without creating it)."""
+        return self.collection in self._names()
+
+    def _names(self) -> set[str]:
+        with self._guard("list collections"):
+            return {c.name if hasattr(c, "name") else str(c) for c in self._client.list_collections()}
+
+    def replace_with(self, shadow: ChromaDocumentIndex) -> None:
+        """Give shadow's collection this name: this one is renamed aside, shadow renamed, the old
+        one dropped. A reader with a handle to the old collection reads it until it is dropped,
+        then reopens the new one by name."""
+        aside = f"{shadow.collection}-old"
+        with self._guard("swap in the rebuilt collection"):
+            names = self._names()
+            if self.collection in names:
+                self._client.get_collection(self.collection).modify(name=aside)
+            crashpoint("chroma.swap")
+            self._client.get_collection(shadow.collection).modify(name=self.collection)
+            if self.collection in names:
+                self._client.delete_collection(aside)
+        self._handle = shadow._handle = None
+
+    def recover_swap(self, shadow: str) -> list[str]:
+        """Settle what an interrupted reindex left: a collection renamed aside comes back when
+        this name is missing (else it is dropped), and the shadow is dropped. Returns notes."""
+        notes = []
+        with self._guard("recover an interrupted reindex"):
+            names = self._names()
+            aside = f"{shadow}-old"
+            if aside in names and self.collection not in names:
+                self._client.get_collection(aside).modify(name=self.collection)
+                notes.append(f"restored collection {self.collection!r} from an interrupted reindex")
+            elif aside in names:
+                self._client.delete_collection(aside)
+            if shadow in names:
+                self._client.delete_collection(shadow)
+                notes.append("removed the collection an interrupted reindex was building")
+        self._handle = None
+        return notes
 
     def drop(self) -> None:
         """Delete the whole collection; the next write creates it again, empty."""
