@@ -13,7 +13,7 @@ from ragloom.ingest.chunkers import get_chunker
 from ragloom.nodes.ingest import IngestDeps, ingest_recursion_limit
 from ragloom.errors import ConfigError
 from ragloom.profiles.resolver import compile_graph, graph_builder
-from ragloom.settings import RagSettings, deep_merge, load_settings
+from ragloom.settings import RagSettings, resolve_settings
 from ragloom.state import IngestionReport, RagAnswer, TraceStep
 from ragloom.stores.lock import collection_lock
 
@@ -21,20 +21,6 @@ ProgressFn = Callable[[int, int], None]
 
 _graphs: dict[tuple[Any, ...], Any] = {}
 _graphs_lock = threading.Lock()
-
-
-def resolve_settings(
-    settings: RagSettings | None = None,
-    *,
-    profile: str | None = None,
-    config_file: str | Path | None = None,
-    **overrides: Any,
-) -> RagSettings:
-    """Use given settings (with overrides applied) or load them from profile, file and env."""
-    if settings is None:
-        return load_settings(profile, config_file=config_file, **overrides)
-    layer = {k: v for k, v in overrides.items() if v is not None}
-    return RagSettings.model_validate(deep_merge(settings.model_dump(), layer))
 
 
 def ingest(
