@@ -1,18 +1,22 @@
 """ragloom: LangGraph-native retrieval-augmented generation.
 
-The public face: `ingest`, `ask`, `retrieve`, `build_graph`, `as_retriever`.
+The public face: `ingest`, `ask`, `retrieve`, `build_graph`, `as_retriever`. Importing ragloom is
+cheap (each name is imported on first use) and changes nothing in the host process: environment
+variables that libraries need (offline Hugging Face, no onnxruntime telemetry) are set only around
+the calls that read them.
 """
 
 from __future__ import annotations
 
-import os
+import importlib
+from typing import TYPE_CHECKING
 
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if TYPE_CHECKING:
+    from ragloom.profiles.resolver import build_graph
+    from ragloom.retriever import as_retriever
+    from ragloom.runner import ask, ingest, retrieve
+    from ragloom.settings import RagSettings, load_settings
+    from ragloom.state import IngestionReport, RagAnswer
 
 __version__ = "0.1.0"
 
@@ -28,7 +32,17 @@ _EXPORTS = {
     "IngestionReport": "ragloom.state",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "IngestionReport",
+    "RagAnswer",
+    "RagSettings",
+    "as_retriever",
+    "ask",
+    "build_graph",
+    "ingest",
+    "load_settings",
+    "retrieve",
+]
 
 
 def __getattr__(name: str) -> object:
@@ -36,6 +50,9 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'ragloom' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    """Public names, for completion in interactive shells."""
+    return sorted({*globals(), *__all__})

@@ -26,7 +26,7 @@ def data_paths(settings: RagSettings) -> DataPaths:
 
 def embedder(settings: RagSettings) -> Embedder:
     """The process-wide embedder for these settings."""
-    return get_embedder(settings.embedding)
+    return get_embedder(settings.embedding, cache_dir=settings.resolved_cache_dir())
 
 
 def document_index(settings: RagSettings) -> ChromaDocumentIndex:

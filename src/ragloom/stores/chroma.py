@@ -20,8 +20,8 @@ from chromadb.config import Settings
 from chromadb.errors import ChromaError, NotFoundError
 from pydantic_core import to_jsonable_python
 
+from ragloom.embedding_profile import EmbeddingProfile
 from ragloom.errors import ConfigError, EmbeddingProfileMismatchError, StoreError
-from ragloom.providers.embeddings import EmbeddingProfile
 from ragloom.state import Chunk, ScoredChunk
 from ragloom.stores.base import Filter
 from ragloom.stores.filters import CHUNK_FIELDS, filterable_metadata, normalize_where
