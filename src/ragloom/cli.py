@@ -15,6 +15,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from typer.core import TyperGroup
@@ -45,14 +46,14 @@ class _ErrorBoundary(TyperGroup):
         except RagloomError as exc:
             if ctx.meta.get(DEBUG_KEY):
                 raise
-            err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
             raise typer.Exit(2) from None
         except Exception as exc:
             if ctx.meta.get(DEBUG_KEY):
                 raise
             first = (str(exc).splitlines() or [""])[0][:300]
-            err.print(f"[bold red]error:[/] unexpected {type(exc).__name__}: {first}",
-                      highlight=False, markup=False if "[" in first else True)
+            err.print(f"[bold red]error:[/] unexpected {type(exc).__name__}: {escape(first)}",
+                      highlight=False)
             err.print("run the command again with --debug to see the traceback, and please "
                       "report it", highlight=False)
             raise typer.Exit(1) from None
@@ -169,8 +170,9 @@ def _summary(report: IngestionReport) -> None:
     styles = {"failed": "red", "quarantined": "yellow", "removed": "magenta", "unchanged": "dim"}
     for s in report.sources:
         notes = "; ".join(s.errors) or (", ".join(s.signals) if s.signals else "")
-        table.add_row(_display(s.source_id), f"[{styles.get(s.status, 'green')}]{s.status}[/]",
-                      str(s.documents), str(s.chunks), str(s.embeddings_computed), notes)
+        table.add_row(escape(_display(s.source_id)),
+                      f"[{styles.get(s.status, 'green')}]{s.status}[/]", str(s.documents),
+                      str(s.chunks), str(s.embeddings_computed), escape(notes))
     out.print(table)
     counts = ", ".join(f"{n} {st}" for st in ("ingested", "updated", "unchanged", "removed",
                                                "quarantined", "failed")
@@ -178,7 +180,7 @@ def _summary(report: IngestionReport) -> None:
     out.print(f"{counts or 'no sources'}; {report.embeddings_computed} embeddings computed "
               f"in {report.total_ms / 1000:.1f} s")
     for warning in report.warnings:
-        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
 
 
 @app.command()
@@ -410,7 +412,7 @@ def config_show(
     for key, value in values.items():
         source = sources[key]
         style = "dim" if source == "default" else "bold"
-        table.add_row(key, json.dumps(value), f"[{style}]{source}[/]")
+        table.add_row(key, escape(json.dumps(value)), f"[{style}]{escape(source)}[/]")
     out.print(table, highlight=False)
 
 

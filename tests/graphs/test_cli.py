@@ -171,3 +171,16 @@ def test_config_show_names_the_source_of_each_value(tmp_path: Path) -> None:
     assert rows["chunker.size"]["source"] == "default"
     table = runner.invoke(app, ["config", "show", "--config", str(config)])
     assert table.exit_code == 0 and "rerank.top_n" in table.stdout
+
+
+def test_messages_keep_their_brackets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ragloom.runner
+    from ragloom.errors import ConfigError
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ConfigError("marker [n] and [bold]tags[/bold] stay", where="x")
+
+    monkeypatch.setattr(ragloom.runner, "retrieve", broken)
+    result = runner.invoke(app, ["search", "q", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "x: marker [n] and [bold]tags[/bold] stay" in " ".join(result.stderr.split())
