@@ -92,14 +92,15 @@ def _configure_logging(verbose: int) -> None:
         handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
-    level = (logging.ERROR, logging.INFO)[verbose] if verbose < 2 else logging.DEBUG
-    handler.setLevel(level)
+    level = {0: logging.ERROR, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    handler.setLevel(level)  # the handler's level, as some libraries set DEBUG on their loggers
     for existing in list(handler.filters):
         handler.removeFilter(existing)
     if verbose == 1:
         handler.addFilter(_Detail())
-    root.setLevel(min(level, logging.WARNING))
-    logging.getLogger("ragloom").setLevel(level if verbose else logging.WARNING)
+    logging.getLogger("ragloom").setLevel(logging.INFO if verbose == 1 else logging.NOTSET)
+    if verbose >= 2:
+        root.setLevel(logging.DEBUG)
 
 
 def _setup(ctx: typer.Context, verbose: int, debug: bool) -> None:

@@ -5,14 +5,16 @@ from __future__ import annotations
 import functools
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragloom.nodes.deps import RagDeps
 from ragloom.providers.embeddings import Embedder, get_embedder
 from ragloom.settings import RagSettings
 from ragloom.stores.bm25 import Bm25Index
-from ragloom.stores.chroma import ChromaDocumentIndex
 from ragloom.stores.paths import DataPaths
+
+if TYPE_CHECKING:
+    from ragloom.stores.chroma import ChromaDocumentIndex
 
 _lock = threading.Lock()
 _indexes: dict[tuple[str, str | None, str, str], ChromaDocumentIndex] = {}
@@ -30,7 +32,10 @@ def embedder(settings: RagSettings) -> Embedder:
 
 
 def document_index(settings: RagSettings) -> ChromaDocumentIndex:
-    """The process-wide Chroma index of the settings' collection."""
+    """The process-wide Chroma index of the settings' collection (chromadb is imported here, on
+    first use, not when this module is)."""
+    from ragloom.stores.chroma import ChromaDocumentIndex
+
     paths = data_paths(settings)
     profile = embedder(settings).profile
     key = (str(paths.data_dir), settings.chroma_url, settings.collection, profile.key())
