@@ -108,7 +108,9 @@ class ChatTimeouts(_Section):
     transform: float | None = Field(None, gt=0)
     rerank: float | None = Field(None, gt=0)
     generate: float | None = Field(
-        90.0, gt=0, description="the longest reply: a cited answer of up to max_tokens tokens")
+        120.0, gt=0,
+        description="the longest reply: a cited answer of up to max_tokens tokens (SmolLM2-135M "
+        "wrote ~3 tokens/s on 2 loaded cores, 70 on a quiet machine)")
     groundedness: float | None = Field(None, gt=0)
     grade: float | None = Field(None, gt=0)
     rewrite: float | None = Field(None, gt=0)
@@ -126,8 +128,9 @@ class ChatSettings(_Section):
     temperature: float = 0.0
     max_tokens: int = Field(
         256, ge=1,
-        description="longest reply in tokens; 256 lets SmolLM2-135M on 2 CPU threads finish a "
-        "cited answer well inside the generate time-out (docs/benchmarks.md)",
+        description="longest reply in tokens: room for generate.max_chars (900) of answer; at "
+        "512 SmolLM2-135M rambles to the limit and cannot finish in time on 2 loaded cores "
+        "(docs/benchmarks.md)",
     )
     timeout_s: float = Field(
         30.0, gt=0,

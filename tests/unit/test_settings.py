@@ -84,7 +84,7 @@ DOCUMENTED_ENV = {
     "RAGLOOM_CACHE_DIR": ("/tmp/kb-cache", "cache_dir", Path("/tmp/kb-cache")),
     "RAGLOOM_RETRIEVAL__CANDIDATE_K": ("80", "retrieval.candidate_k", 80),
     "RAGLOOM_CHAT__PROVIDER": ("none", "chat.provider", "none"),
-    "RAGLOOM_CHAT__TIMEOUTS__GENERATE": ("120", "chat.timeouts.generate", 120.0),
+    "RAGLOOM_CHAT__TIMEOUTS__GENERATE": ("150", "chat.timeouts.generate", 150.0),
 }
 
 
@@ -182,7 +182,7 @@ def test_resolve_settings_applies_overrides_to_given_settings() -> None:
 def test_chat_timeouts_per_stage() -> None:
     chat = ChatSettings(timeout_s=12, timeouts={"rerank": 3})
     assert chat.timeout_for("rerank") == 3.0
-    assert chat.timeout_for("generate") == 90.0      # its own default
+    assert chat.timeout_for("generate") == 120.0     # its own default
     assert chat.timeout_for("transform") == chat.timeout_for(None) == 12.0
     with pytest.raises(ValueError, match="timeouts.turbo"):
         ChatSettings(timeouts={"turbo": 3})
