@@ -46,8 +46,9 @@ def free_port() -> int:
 
 def environment(root: Path, data_dir: Path) -> dict[str, str]:
     """The process environment for the measured commands: that checkout first, offline."""
+    tracing = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2")
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("RAGLOOM_") and k not in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2")}
+           if not k.startswith("RAGLOOM_") and k not in tracing}
     env.update(PYTHONPATH=str(root / "src"), RAGLOOM_DATA_DIR=str(data_dir),
                RAGLOOM_COLLECTION=COLLECTION, RAGLOOM_CHAT__PROVIDER="none",
                LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true",
@@ -124,8 +125,10 @@ def main() -> None:
     commands: dict[str, Callable[[], float]] = {
         "python -c pass": lambda: timed([python, "-c", "pass"], env, work),
         "python -c 'import chromadb'": lambda: timed([python, "-c", "import chromadb"], env, work),
-        "ragloom search": lambda: timed([*cli, "search", QUESTION, "-c", COLLECTION], env, work),
-        "ragloom ask (extractive)": lambda: timed([*cli, "ask", QUESTION, "-c", COLLECTION], env, work),
+        "ragloom search": lambda: timed([*cli, "search", QUESTION, "-c", COLLECTION], env,
+                                        work),
+        "ragloom ask (extractive)": lambda: timed([*cli, "ask", QUESTION, "-c", COLLECTION], env,
+                                                  work),
         "langgraph dev → /ok": lambda: langgraph_ready(env, root, work / "langgraph-dev.log"),
     }
     before = load()
@@ -141,7 +144,8 @@ def main() -> None:
     for name, values in samples.items():
         median = statistics.median(values)
         target = TARGETS.get(name)
-        verdict = "" if target is None else f"≤ {target:.1f} s {'met' if median <= target else 'MISSED'}"
+        met = "met" if target is not None and median <= target else "MISSED"
+        verdict = "" if target is None else f"≤ {target:.1f} s {met}"
         print(f"{name:<30} {median:>9.2f} {min(values):>6.2f} {max(values):>6.2f}  {verdict}")
         figures[name] = {"median_s": median, "runs_s": values, "target_s": target}
     if args.json:

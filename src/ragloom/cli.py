@@ -38,7 +38,7 @@ class _ErrorBoundary(TyperGroup):
         """Run the command; ragloom errors exit 2, unexpected ones 1, interrupts 130."""
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, typer.BadParameter, typer.core._click.ClickException):
+        except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors, exits: Typer's
             raise
         except KeyboardInterrupt:
             err.print("interrupted", highlight=False)
@@ -117,8 +117,9 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-VerboseOpt = Annotated[int, typer.Option("--verbose", "-v", count=True, metavar="", show_default=False,
-                                         help="more detail: -v ragloom notes, -vv debug output")]
+VerboseOpt = Annotated[int, typer.Option(
+    "--verbose", "-v", count=True, metavar="", show_default=False,
+    help="more detail: -v ragloom notes, -vv debug output")]
 DebugOpt = Annotated[bool, typer.Option("--debug", metavar="",
                                         help="show the traceback of an unexpected error")]
 
@@ -191,7 +192,8 @@ def ingest(
                                                  help="files, directories, globs or URLs")],
     collection: CollectionOpt = None,
     chunker: Annotated[Optional[str], typer.Option(
-        metavar="NAME", help=" | ".join(sorted(CHUNKERS)) + " (default: setting chunker.name)")] = None,
+        metavar="NAME",
+        help=" | ".join(sorted(CHUNKERS)) + " (default: setting chunker.name)")] = None,
     reindex: Annotated[bool, typer.Option("--reindex", metavar="",
                                           help="purge the collection and rebuild it")] = False,
     as_json: JsonOpt = False,
@@ -392,7 +394,7 @@ def config_show(
     verbose: VerboseOpt = 0,
     debug: DebugOpt = False,
 ) -> None:
-    """Print every resolved setting and where its value came from (default, preset, file, env, flag)."""
+    """Print every resolved setting and where its value came from (default/preset/file/env/flag)."""
     import os
 
     from ragloom.settings import config_file_path, explain_settings, flatten

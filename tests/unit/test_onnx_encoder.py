@@ -14,7 +14,11 @@ import numpy as np
 import pytest
 
 from ragloom.errors import ConfigError
-from ragloom.providers.embeddings import SentenceTransformerEmbedder, _onnx_encoder, _resolve_model_path
+from ragloom.providers.embeddings import (
+    SentenceTransformerEmbedder,
+    _onnx_encoder,
+    _resolve_model_path,
+)
 from ragloom.providers.onnx_encoder import ModelLayout, UnsupportedModelError
 from ragloom.settings import EmbeddingSettings
 from tests.conftest import ROOT
@@ -44,7 +48,9 @@ def embedders(cache: Path) -> tuple[SentenceTransformerEmbedder, SentenceTransfo
             SentenceTransformerEmbedder(EmbeddingSettings(runtime="torch"), cache_dir=cache))
 
 
-def test_onnx_vectors_equal_torch_vectors(embedders: tuple[SentenceTransformerEmbedder, ...]) -> None:
+def test_onnx_vectors_equal_torch_vectors(
+    embedders: tuple[SentenceTransformerEmbedder, ...],
+) -> None:
     onnx, torch = embedders
     assert onnx._onnx is not None and torch._onnx is None
     assert onnx.profile == torch.profile
@@ -166,8 +172,10 @@ def test_an_offline_search_never_imports_torch(
     assert sorted(p.name for p in home.rglob("*")) == [], "wrote outside data and cache dirs"
 
 
-def test_bulk_calls_run_on_torch_under_auto(cache: Path, monkeypatch: pytest.MonkeyPatch,
-                                            embedders: tuple[SentenceTransformerEmbedder, ...]) -> None:
+def test_bulk_calls_run_on_torch_under_auto(
+    cache: Path, monkeypatch: pytest.MonkeyPatch,
+    embedders: tuple[SentenceTransformerEmbedder, ...],
+) -> None:
     from ragloom.providers import embeddings
 
     monkeypatch.setattr(embeddings, "TORCH_MIN_BATCH", 4)

@@ -21,7 +21,8 @@ def test_importing_ragloom_sets_no_environment_variable() -> None:
     script = ("import json, os\nbefore = dict(os.environ)\nimport ragloom\n"
               "ragloom.load_settings\nfrom ragloom.providers import embeddings, onnx_encoder\n"
               "print(json.dumps(sorted(set(os.environ.items()) ^ set(before.items()))))")
-    env = {k: v for k, v in os.environ.items() if k not in HF_OFFLINE and k != "ANONYMIZED_TELEMETRY"}
+    env = {k: v for k, v in os.environ.items()
+           if k not in HF_OFFLINE and k != "ANONYMIZED_TELEMETRY"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env={**env, "PYTHONPATH": str(ROOT / "src")}, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -50,7 +51,8 @@ def test_env_defaults_sets_only_missing_variables_for_the_block(
 
 def test_a_missing_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pytrec_eval", None)  # makes the import fail
-    with pytest.raises(ConfigError, match=r"needs the optional package 'pytrec_eval'.*ragloom\[eval\]"):
+    with pytest.raises(ConfigError,
+                       match=r"needs the optional package 'pytrec_eval'.*ragloom\[eval\]"):
         require("pytrec_eval", "ragloom eval")
 
 

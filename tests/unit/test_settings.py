@@ -58,7 +58,8 @@ def test_invalid_value_and_unknown_key_are_rejected_naming_their_origin(tmp_path
         load_settings(environ={"RAGLOOM_RETRIEVAL__CANDIDATE_K": "0"})
     with pytest.raises(ConfigError, match="call: invalid setting retrieval.turbo"):
         load_settings(environ={}, retrieval={"turbo": True})
-    with pytest.raises(ConfigError, match="env:RAGLOOM_TURBO: invalid setting turbo.*no such setting"):
+    with pytest.raises(ConfigError,
+                       match="env:RAGLOOM_TURBO: invalid setting turbo.*no such setting"):
         load_settings(environ={"RAGLOOM_TURBO": "1"})
     config = tmp_path / "c.yaml"
     config.write_text("chat:\n  max_tokens: -1\n")
@@ -116,7 +117,9 @@ def test_empty_variables_count_as_unset() -> None:
     assert load_settings(environ={"RAGLOOM_CHROMA_URL": ""}).chroma_url is None
 
 
-def test_cache_dir_defaults_to_xdg_then_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_cache_dir_defaults_to_xdg_then_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_dir() == tmp_path / "xdg" / "ragloom"
     assert load_settings(environ={}).resolved_cache_dir() == tmp_path / "xdg" / "ragloom"

@@ -94,10 +94,10 @@ def _chat_error(exc: Exception, stage: str | None = None) -> RagloomError | None
     return None
 
 
-def _stage_timeout(chat: BaseChatModel, stage: str | None) -> dict[str, float]:
-    """The per-call `timeout` of a stage that has its own, for models built by get_chat_model."""
+def _stage_timeout(chat: BaseChatModel, stage: str | None) -> float | None:
+    """The time-out of a stage that has its own (models built by get_chat_model), else None."""
     own = (getattr(chat, "metadata", None) or {}).get(TIMEOUTS_KEY) or {}
-    return {"timeout": own[stage]} if stage in own else {}
+    return own.get(stage) if stage else None
 
 
 def complete(chat: BaseChatModel, system: str, user: str, *, stage: str | None = None) -> str:
@@ -107,9 +107,10 @@ def complete(chat: BaseChatModel, system: str, user: str, *, stage: str | None =
     `chat.timeouts`. Raises ChatUnavailableError on time-outs, connection, rate-limit and server
     errors, and ConfigError when the endpoint rejects the credentials.
     """
+    messages = [SystemMessage(content=system), HumanMessage(content=user)]
+    timeout = _stage_timeout(chat, stage)
     try:
-        reply = chat.invoke([SystemMessage(content=system), HumanMessage(content=user)],
-                            **_stage_timeout(chat, stage))
+        reply = chat.invoke(messages) if timeout is None else chat.invoke(messages, timeout=timeout)
     except Exception as exc:
         mapped = _chat_error(exc, stage)
         if mapped is None:

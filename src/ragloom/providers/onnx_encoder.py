@@ -36,8 +36,8 @@ INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 FORMAT = 1
 """Bump when the export changes in a way the cache key would not see."""
 BATCH = 16
-"""Texts per forward pass. Texts are sorted by length first, so a pass pads little; on 2 cores
-this matched or beat torch's batched encode for paragraphs as well as queries (docs/benchmarks.md)."""
+"""Texts per forward pass; texts are sorted by length first, so a pass pads little (batches of 16
+and 32 measured alike for sentences; docs/benchmarks.md)."""
 _MODULES = {
     ("Transformer", "Pooling"),
     ("Transformer", "Pooling", "Normalize"),
@@ -114,7 +114,8 @@ def _version(distribution: str) -> str:
 
 
 def fingerprint(model_path: Path) -> str:
-    """Cache key of an export: model files (name, size, mtime) and the exporting library versions."""
+    """Cache key of an export: model files (name, size, mtime) and the exporting libraries'
+    versions (read from their metadata: nothing is imported)."""
     digest = hashlib.sha256(
         f"{FORMAT}|{OPSET}|{_version('torch')}|{_version('transformers')}".encode())
     files = sorted(p for p in model_path.rglob("*") if p.is_file())
