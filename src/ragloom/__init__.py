@@ -1,19 +1,34 @@
 """ragloom: LangGraph-native retrieval-augmented generation.
 
-The public face: `ingest`, `ask`, `retrieve`, `build_graph`, `run_graph`, `as_retriever`,
-`load_crew`, `run_crew`.
+The public face: `ingest`, `ask`, `retrieve`, `stream`, `build_graph`, `run_graph`,
+`as_retriever`, `load_crew`, `run_crew` (and the async `aask`, `aretrieve`, `astream`). Importing
+ragloom is cheap (each name is imported on first use) and changes nothing in the host process:
+environment variables that libraries need (offline Hugging Face, no onnxruntime telemetry) are set
+only around the calls that read them.
 """
 
 from __future__ import annotations
 
-import os
+import importlib
+from typing import TYPE_CHECKING
 
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if TYPE_CHECKING:
+    from ragloom.crews.loader import load_crew, run_crew
+    from ragloom.profiles.resolver import build_graph
+    from ragloom.retriever import as_retriever
+    from ragloom.runner import (
+        aask,
+        aretrieve,
+        arun_graph,
+        ask,
+        astream,
+        ingest,
+        retrieve,
+        run_graph,
+        stream,
+    )
+    from ragloom.settings import RagSettings, load_settings
+    from ragloom.state import IngestionReport, RagAnswer
 
 __version__ = "0.1.0"
 
@@ -45,6 +60,9 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'ragloom' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    """Public names, for completion in interactive shells."""
+    return sorted({*globals(), *__all__})

@@ -1,4 +1,9 @@
-"""Command line: `ragloom ingest | ask | search | eval`."""
+"""Command line: `ragloom ingest | ask | search | eval | config show`.
+
+No traceback reaches a user: a ragloom error prints its one-line message (exit 2), anything
+unexpected one line that points to `--debug`, which shows the traceback. `-v` shows ragloom's
+notes (degradations, fallbacks), `-vv` every library's debug output too.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +15,146 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer.core import TyperGroup
 
+from ragloom import __version__
 from ragloom.errors import RagloomError
+from ragloom.ingest.chunkers import CHUNKERS
+from ragloom.profiles.presets import profile_names
 from ragloom.state import IngestionReport, RagAnswer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="ragloom: LangGraph-native retrieval-augmented generation.")
+DEBUG_KEY = "ragloom.debug"
 out = Console()
 err = Console(stderr=True)
 
-DataDirOpt = Annotated[Optional[Path], typer.Option("--data-dir", envvar="RAGLOOM_DATA_DIR",
-                                                    help="where all on-disk state lives")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", envvar="RAGLOOM_CONFIG",
-                                                   help="YAML settings file")]
-CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help="collection name")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print machine-readable JSON")]
+
+class _ErrorBoundary(TyperGroup):
+    """Turn every failure of a command into one line on stderr, unless --debug was given."""
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; ragloom errors exit 2, unexpected ones 1, interrupts 130."""
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors, exits: Typer's
+            raise
+        except KeyboardInterrupt:
+            err.print("interrupted", highlight=False)
+            raise typer.Exit(130) from None
+        except RagloomError as exc:
+            if ctx.meta.get(DEBUG_KEY):
+                raise
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from None
+        except Exception as exc:
+            if ctx.meta.get(DEBUG_KEY):
+                raise
+            first = (str(exc).splitlines() or [""])[0][:300]
+            err.print(f"[bold red]error:[/] unexpected {type(exc).__name__}: {escape(first)}",
+                      highlight=False)
+            err.print("run the command again with --debug to see the traceback, and please "
+                      "report it", highlight=False)
+            raise typer.Exit(1) from None
+
+
+app = typer.Typer(cls=_ErrorBoundary, add_completion=False, no_args_is_help=True,
+                  rich_markup_mode=None, pretty_exceptions_enable=False,
+                  help="ragloom: LangGraph-native retrieval-augmented generation.")
+config_app = typer.Typer(cls=_ErrorBoundary, no_args_is_help=True, rich_markup_mode=None,
+                         help="Inspect the resolved settings.")
+app.add_typer(config_app, name="config")
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Log to whatever sys.stderr is at the time (the CLI test runner swaps it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write the record to the current stderr."""
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+class _Detail(logging.Filter):
+    """At -v: ragloom's notes from INFO up, other libraries' only from WARNING up."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """True when the record is shown."""
+        return record.name.split(".")[0] == "ragloom" or record.levelno >= logging.WARNING
+
+
+def _configure_logging(verbose: int) -> None:
+    """Errors only by default; -v adds ragloom's notes, -vv everything down to DEBUG."""
+    root = logging.getLogger()
+    handler = next((h for h in root.handlers if isinstance(h, _StderrHandler)), None)
+    if handler is None:
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    level = {0: logging.ERROR, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    handler.setLevel(level)  # the handler's level, as some libraries set DEBUG on their loggers
+    for existing in list(handler.filters):
+        handler.removeFilter(existing)
+    if verbose == 1:
+        handler.addFilter(_Detail())
+    logging.getLogger("ragloom").setLevel(logging.INFO if verbose == 1 else logging.NOTSET)
+    if verbose >= 2:
+        root.setLevel(logging.DEBUG)
+
+
+def _setup(ctx: typer.Context, verbose: int, debug: bool) -> None:
+    """Apply -v / --debug given after a command (they may also come before it)."""
+    if debug:
+        ctx.meta[DEBUG_KEY] = True
+    if verbose:
+        _configure_logging(verbose)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"ragloom {__version__}")
+        raise typer.Exit(0)
+
+
+VerboseOpt = Annotated[int, typer.Option(
+    "--verbose", "-v", count=True, metavar="", show_default=False,
+    help="more detail: -v ragloom notes, -vv debug output")]
+DebugOpt = Annotated[bool, typer.Option("--debug", metavar="",
+                                        help="show the traceback of an unexpected error")]
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          metavar="", help="print the version and exit")] = False,
+    verbose: VerboseOpt = 0,
+    debug: DebugOpt = False,
+) -> None:
+    """ragloom: LangGraph-native retrieval-augmented generation."""
+    ctx.meta[DEBUG_KEY] = debug
+    _configure_logging(verbose)
+
+
+DataDirOpt = Annotated[Optional[Path], typer.Option(
+    "--data-dir", metavar="DIR",
+    help="where all on-disk state lives (default: setting data_dir, env RAGLOOM_DATA_DIR, "
+         "else ./.ragloom)")]
+ConfigOpt = Annotated[Optional[Path], typer.Option(
+    "--config", metavar="FILE",
+    help="YAML settings file (default: env RAGLOOM_CONFIG, else ./ragloom.yaml when present)")]
+CollectionOpt = Annotated[Optional[str], typer.Option(
+    "--collection", "-c", metavar="NAME",
+    help="collection (default: setting collection, env RAGLOOM_COLLECTION, else 'default')")]
+JsonOpt = Annotated[bool, typer.Option("--json", metavar="", help="print machine-readable JSON")]
+ProfileOpt = Annotated[Optional[str], typer.Option(
+    "--profile", "-p", metavar="NAME",
+    help=f"profile: {' | '.join(profile_names())} (default: setting profile, else balanced)")]
+TopNOpt = Annotated[Optional[int], typer.Option("--top-n", "-n", metavar="N", min=1, max=100,
+                                                help="passages to keep, 1-100")]
+FilterOpt = Annotated[Optional[str], typer.Option(
+    "--filter", metavar="JSON", help='metadata filter as JSON, e.g. \'{"source_type": "pdf"}\'')]
 
 
 def _display(source_id: str) -> str:
@@ -37,11 +165,6 @@ def _display(source_id: str) -> str:
         return source_id
 
 
-def _fail(exc: RagloomError) -> None:
-    err.print(f"[bold red]error:[/] {exc}", highlight=False)
-    raise typer.Exit(2)
-
-
 def _summary(report: IngestionReport) -> None:
     table = Table(title=f"ingest → {report.collection}", show_lines=False)
     for column in ("source", "status", "docs", "chunks", "embedded", "notes"):
@@ -49,8 +172,9 @@ def _summary(report: IngestionReport) -> None:
     styles = {"failed": "red", "quarantined": "yellow", "removed": "magenta", "unchanged": "dim"}
     for s in report.sources:
         notes = "; ".join(s.errors) or (", ".join(s.signals) if s.signals else "")
-        table.add_row(_display(s.source_id), f"[{styles.get(s.status, 'green')}]{s.status}[/]",
-                      str(s.documents), str(s.chunks), str(s.embeddings_computed), notes)
+        table.add_row(escape(_display(s.source_id)),
+                      f"[{styles.get(s.status, 'green')}]{s.status}[/]", str(s.documents),
+                      str(s.chunks), str(s.embeddings_computed), escape(notes))
     out.print(table)
     counts = ", ".join(f"{n} {st}" for st in ("ingested", "updated", "unchanged", "removed",
                                                "quarantined", "failed")
@@ -58,45 +182,44 @@ def _summary(report: IngestionReport) -> None:
     out.print(f"{counts or 'no sources'}; {report.embeddings_computed} embeddings computed "
               f"in {report.total_ms / 1000:.1f} s")
     for warning in report.warnings:
-        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
 
 
 @app.command()
 def ingest(
-    sources: Annotated[list[str], typer.Argument(help="files, directories, globs or URLs")],
-    collection: CollectionOpt = "default",
-    chunker: Annotated[Optional[str], typer.Option(help="recursive | sentence | structural | semantic")] = None,
-    reindex: Annotated[bool, typer.Option("--reindex", help="purge the collection and rebuild it")] = False,
+    ctx: typer.Context,
+    sources: Annotated[list[str], typer.Argument(metavar="SOURCE...",
+                                                 help="files, directories, globs or URLs")],
+    collection: CollectionOpt = None,
+    chunker: Annotated[Optional[str], typer.Option(
+        metavar="NAME",
+        help=" | ".join(sorted(CHUNKERS)) + " (default: setting chunker.name)")] = None,
+    reindex: Annotated[bool, typer.Option("--reindex", metavar="",
+                                          help="purge the collection and rebuild it")] = False,
     as_json: JsonOpt = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
+    verbose: VerboseOpt = 0,
+    debug: DebugOpt = False,
 ) -> None:
     """Ingest sources incrementally; exit code 1 when any source failed."""
     from ragloom.runner import ingest as run_ingest
-    from ragloom.runner import resolve_settings
+    from ragloom.settings import resolve_settings
 
-    try:
-        settings = resolve_settings(config_file=config, data_dir=data_dir)
-        show_bar = not as_json and sys.stderr.isatty()
-        with Progress(TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=err, disable=not show_bar) as bar:
-            task = bar.add_task("ingest", total=None)
-            report = run_ingest(sources, collection=collection, chunker=chunker, reindex=reindex,
-                                settings=settings,
-                                progress=lambda done, total: bar.update(task, completed=done, total=total))
-    except RagloomError as exc:
-        _fail(exc)
+    _setup(ctx, verbose, debug)
+    settings = resolve_settings(config_file=config, data_dir=data_dir, collection=collection)
+    show_bar = not as_json and sys.stderr.isatty()
+    with Progress(TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, disable=not show_bar) as bar:
+        task = bar.add_task("ingest", total=None)
+        report = run_ingest(sources, chunker=chunker, reindex=reindex, settings=settings,
+                            progress=lambda done, total: bar.update(task, completed=done,
+                                                                    total=total))
     if as_json:
         print(report.model_dump_json(indent=2))
     else:
         _summary(report)
     raise typer.Exit(1 if report.failed else 0)
-
-
-ProfileOpt = Annotated[Optional[str], typer.Option("--profile", "-p",
-                                                   help="fast | balanced | quality")]
-TopNOpt = Annotated[Optional[int], typer.Option("--top-n", "-n", help="passages to keep")]
-FilterOpt = Annotated[Optional[str], typer.Option("--filter", help='metadata filter as JSON, e.g. \'{"source_type": "pdf"}\'')]
 
 
 def _filters(raw: str | None) -> dict[str, Any] | None:
@@ -131,21 +254,19 @@ def _print_answer(result: RagAnswer, *, show_text: bool) -> None:
         err.print("[yellow]warning:[/] best-effort answer (loop budget or circuit breaker hit)")
 
 
-def _query(question: str, *, retrieval_only: bool, collection: str, profile: str | None,
+def _query(question: str, *, retrieval_only: bool, collection: str | None, profile: str | None,
            top_n: int | None, filters: str | None, data_dir: Path | None,
            config: Path | None, as_json: bool) -> None:
     """Run the answer or retrieval-only graph and print its result."""
     from ragloom.runner import ask as run_ask
-    from ragloom.runner import resolve_settings
     from ragloom.runner import retrieve as run_retrieve
+    from ragloom.settings import resolve_settings
 
     run = run_retrieve if retrieval_only else run_ask
-    try:
-        settings = resolve_settings(profile=profile, config_file=config, data_dir=data_dir,
-                                    collection=collection)
-        result = run(question, top_n=top_n, filters=_filters(filters), settings=settings)
-    except RagloomError as exc:
-        _fail(exc)
+    parsed = _filters(filters)
+    settings = resolve_settings(profile=profile, config_file=config, data_dir=data_dir,
+                                collection=collection)
+    result = run(question, top_n=top_n, filters=parsed, settings=settings)
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
@@ -154,89 +275,148 @@ def _query(question: str, *, retrieval_only: bool, collection: str, profile: str
 
 @app.command()
 def ask(
-    question: Annotated[str, typer.Argument(help="the question")],
-    collection: CollectionOpt = "default",
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(metavar="QUESTION", help="the question")],
+    collection: CollectionOpt = None,
     profile: ProfileOpt = None,
     top_n: TopNOpt = None,
     filter_json: FilterOpt = None,
     as_json: JsonOpt = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
+    verbose: VerboseOpt = 0,
+    debug: DebugOpt = False,
 ) -> None:
     """Answer a question with [n] citations, then list the numbered sources."""
+    _setup(ctx, verbose, debug)
     _query(question, retrieval_only=False, collection=collection, profile=profile, top_n=top_n,
            filters=filter_json, data_dir=data_dir, config=config, as_json=as_json)
 
 
 @app.command()
 def search(
-    question: Annotated[str, typer.Argument(help="the query")],
-    collection: CollectionOpt = "default",
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(metavar="QUERY", help="the query")],
+    collection: CollectionOpt = None,
     profile: ProfileOpt = None,
     top_n: TopNOpt = None,
     filter_json: FilterOpt = None,
     as_json: JsonOpt = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
+    verbose: VerboseOpt = 0,
+    debug: DebugOpt = False,
 ) -> None:
     """Retrieval only: the ranked passages with sources, scores and offsets."""
+    _setup(ctx, verbose, debug)
     _query(question, retrieval_only=True, collection=collection, profile=profile, top_n=top_n,
            filters=filter_json, data_dir=data_dir, config=config, as_json=as_json)
 
 
 @app.command("eval")
 def eval_(
-    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="golden .yaml file or BEIR directory")],
+    ctx: typer.Context,
+    dataset: Annotated[Path, typer.Option("--dataset", "-d", metavar="PATH",
+                                          help="golden .yaml file or BEIR directory")],
     compare: Annotated[Optional[str], typer.Option(
-        "--compare", help="comma-separated profiles (default: every registered profile)")] = None,
-    k: Annotated[int, typer.Option("--k", help="cut-off of recall@k")] = 5,
-    limit: Annotated[Optional[int], typer.Option("--limit", help="evaluate the first N cases")] = None,
-    out_dir: Annotated[Optional[Path], typer.Option("--out", help="report directory (default eval-out/<dataset>)")] = None,
-    judge: Annotated[str, typer.Option("--judge", help="auto | heuristic | llm (auto: llm when a chat model is configured)")] = "auto",
-    answers: Annotated[bool, typer.Option("--answers/--no-answers", help="also run ask and the answer metrics")] = True,
-    split: Annotated[Optional[str], typer.Option("--split", help="BEIR qrels split (default test, dev, train)")] = None,
-    collection: Annotated[Optional[str], typer.Option("--collection", "-c", help="override the collection derived from the dataset")] = None,
-    depth: Annotated[Optional[int], typer.Option("--depth", help="chunks retrieved for the retrieval metrics (default max(2k, 20))")] = None,
-    gate: Annotated[Optional[Path], typer.Option("--gate", help="floors YAML: exit 1 when a floor is missed")] = None,
-    no_chart: Annotated[bool, typer.Option("--no-chart", help="skip the PNG chart")] = False,
+        "--compare", metavar="P1,P2", help="comma-separated profiles (default: every registered "
+        f"profile: {', '.join(profile_names())})")] = None,
+    k: Annotated[int, typer.Option("--k", metavar="K", min=1, max=100,
+                                   help="cut-off of recall@k")] = 5,
+    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", min=1,
+                                                 help="evaluate the first N cases")] = None,
+    out_dir: Annotated[Optional[Path], typer.Option(
+        "--out", metavar="DIR", help="report directory (default eval-out/<dataset>)")] = None,
+    judge: Annotated[str, typer.Option(
+        "--judge", metavar="NAME",
+        help="auto | heuristic | llm (auto: llm when a chat model is configured)")] = "auto",
+    answers: Annotated[bool, typer.Option("--answers/--no-answers", metavar="",
+                                          help="also run ask and the answer metrics")] = True,
+    split: Annotated[Optional[str], typer.Option(
+        "--split", metavar="NAME", help="BEIR qrels split (default test, dev, train)")] = None,
+    collection: Annotated[Optional[str], typer.Option(
+        "--collection", "-c", metavar="NAME",
+        help="override the collection derived from the dataset")] = None,
+    depth: Annotated[Optional[int], typer.Option(
+        "--depth", metavar="N", min=1, max=1000,
+        help="chunks retrieved for the retrieval metrics (default max(2k, 20))")] = None,
+    gate: Annotated[Optional[Path], typer.Option(
+        "--gate", metavar="FILE", help="floors YAML: exit 1 when a floor is missed")] = None,
+    no_chart: Annotated[bool, typer.Option("--no-chart", metavar="",
+                                           help="skip the PNG chart")] = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
+    verbose: VerboseOpt = 0,
+    debug: DebugOpt = False,
 ) -> None:
     """Evaluate profiles on a dataset: comparison table, JSON + Markdown reports and a PNG chart."""
     from ragloom.evaluation.datasets import load_dataset
     from ragloom.evaluation.harness import run_eval
     from ragloom.evaluation.report import check_gate, load_gate, print_table, write_reports
-    from ragloom.profiles.presets import profile_names
 
-    try:
-        profiles = [p.strip() for p in compare.split(",") if p.strip()] if compare else profile_names()
-        floors = load_gate(gate) if gate else None
-        if floors is not None and floors.profile not in profiles:
-            profiles.append(floors.profile)
-        data = load_dataset(dataset, split=split)
-        with Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=err) as bar:
-            tasks: dict[str, Any] = {}
+    _setup(ctx, verbose, debug)
+    profiles = [p.strip() for p in compare.split(",") if p.strip()] if compare else profile_names()
+    floors = load_gate(gate) if gate else None
+    if floors is not None and floors.profile not in profiles:
+        profiles.append(floors.profile)
+    data = load_dataset(dataset, split=split)
+    with Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err) as bar:
+        tasks: dict[str, Any] = {}
 
-            def progress(label: str, done: int, total: int) -> None:
-                if label not in tasks:
-                    tasks[label] = bar.add_task(label, total=total or None)
-                bar.update(tasks[label], completed=done, total=total or None)
+        def progress(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=total or None)
+            bar.update(tasks[label], completed=done, total=total or None)
 
-            report = run_eval(data, profiles, k=k, limit=limit, depth=depth, data_dir=data_dir,
-                              config_file=config, collection=collection, judge=judge,
-                              answers=answers, progress=progress)
-        paths = write_reports(report, out_dir or Path("eval-out") / data.collection,
-                              chart=not no_chart)
-        print_table(report, out)
-        out.print("reports: " + ", ".join(str(p) for p in paths.values()), highlight=False)
-        verdict = check_gate(report, floors) if floors else None
-    except RagloomError as exc:
-        _fail(exc)
-    if verdict is not None:
+        report = run_eval(data, profiles, k=k, limit=limit, depth=depth, data_dir=data_dir,
+                          config_file=config, collection=collection, judge=judge,
+                          answers=answers, progress=progress)
+    paths = write_reports(report, out_dir or Path("eval-out") / data.collection,
+                          chart=not no_chart)
+    print_table(report, out)
+    out.print("reports: " + ", ".join(str(p) for p in paths.values()), highlight=False)
+    if floors is not None:
+        verdict = check_gate(report, floors)
         for line in verdict.lines():
             out.print(line, highlight=False)
         raise typer.Exit(0 if verdict.passed else 1)
+
+
+@config_app.command("show")
+def config_show(
+    ctx: typer.Context,
+    profile: ProfileOpt = None,
+    collection: CollectionOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = 0,
+    debug: DebugOpt = False,
+) -> None:
+    """Print every resolved setting and where its value came from (default/preset/file/env/flag)."""
+    import os
+
+    from ragloom.settings import config_file_path, explain_settings, flatten
+
+    _setup(ctx, verbose, debug)
+    settings, sources = explain_settings(profile, call_origin="flag", config_file=config,
+                                         data_dir=data_dir, collection=collection)
+    values = flatten(settings.model_dump(mode="json"))
+    file_path = config_file_path(config, os.environ)
+    if as_json:
+        print(json.dumps({"config_file": str(file_path) if file_path else None,
+                          "settings": {k: {"value": v, "source": sources[k]}
+                                       for k, v in values.items()}}, indent=2))
+        return
+    table = Table(title=f"settings (config file: {file_path or 'none'})", show_lines=False)
+    for column in ("setting", "value", "source"):
+        table.add_column(column, overflow="fold")
+    for key, value in values.items():
+        source = sources[key]
+        style = "dim" if source == "default" else "bold"
+        table.add_row(key, escape(json.dumps(value)), f"[{style}]{escape(source)}[/]")
+    out.print(table, highlight=False)
 
 
 # crews: `ragloom crew validate | run` (the commands live in ragloom/crews/cli.py)
@@ -246,8 +426,7 @@ app.add_typer(crew_app, name="crew")
 
 
 def main() -> None:
-    """Entry point with logging configured."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    """Entry point of the `ragloom` command."""
     app()
 
 

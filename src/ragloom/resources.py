@@ -8,17 +8,19 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragloom.nodes.deps import RagDeps
-from ragloom.providers.embeddings import Embedder, get_embedder
 from ragloom.errors import StoreError
+from ragloom.providers.embeddings import Embedder, get_embedder
 from ragloom.settings import RagSettings
 from ragloom.stores.bm25 import CURRENT_FILE, Bm25Index, CorruptIndexError
-from ragloom.stores.chroma import ChromaDocumentIndex
 from ragloom.stores.lock import collection_lock
 from ragloom.stores.manifest import ManifestStore
 from ragloom.stores.paths import DataPaths
+
+if TYPE_CHECKING:
+    from ragloom.stores.chroma import ChromaDocumentIndex
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +37,14 @@ def data_paths(settings: RagSettings) -> DataPaths:
 
 def embedder(settings: RagSettings) -> Embedder:
     """The process-wide embedder for these settings."""
-    return get_embedder(settings.embedding)
+    return get_embedder(settings.embedding, cache_dir=settings.resolved_cache_dir())
 
 
 def document_index(settings: RagSettings) -> ChromaDocumentIndex:
-    """The process-wide Chroma index of the settings' collection."""
+    """The process-wide Chroma index of the settings' collection (chromadb is imported here, on
+    first use, not when this module is)."""
+    from ragloom.stores.chroma import ChromaDocumentIndex
+
     paths = data_paths(settings)
     profile = embedder(settings).profile
     key = (str(paths.data_dir), settings.chroma_url, settings.collection, profile.key())

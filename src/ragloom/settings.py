@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +16,10 @@ from ragloom.guardrails.pii import DEFAULT_REGIONS, PII_KINDS, PiiKind
 from ragloom.language import DEFAULT_LANGUAGES
 
 ENV_PREFIX = "RAGLOOM_"
+CONFIG_ENV = "RAGLOOM_CONFIG"
+CONFIG_FILE_NAME = "ragloom.yaml"
+NOT_SETTINGS = frozenset({CONFIG_ENV})
+"""RAGLOOM_* variables that are not settings."""
 
 
 class _Section(BaseModel):
@@ -143,6 +149,22 @@ class AssembleSettings(_Section):
     ordering: Literal["edges", "linear"] = "edges"
 
 
+class ChatTimeouts(_Section):
+    """Per-stage chat time-outs in seconds; a stage left unset uses chat.timeout_s."""
+
+    transform: float | None = Field(None, gt=0)
+    rerank: float | None = Field(None, gt=0)
+    generate: float | None = Field(
+        120.0, gt=0,
+        description="the longest reply: a cited answer of up to max_tokens tokens (SmolLM2-135M "
+        "wrote ~3 tokens/s on 2 loaded cores, 70 on a quiet machine)")
+    groundedness: float | None = Field(None, gt=0)
+    grade: float | None = Field(None, gt=0)
+    rewrite: float | None = Field(None, gt=0)
+    classify: float | None = Field(None, gt=0)
+    judge: float | None = Field(None, gt=0, description="the LLM judge of `ragloom eval`")
+
+
 class ChatSettings(_Section):
     """The chat model; provider `none` means the offline extractive and heuristic paths."""
 
@@ -151,8 +173,28 @@ class ChatSettings(_Section):
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 0.0
-    max_tokens: int = Field(512, ge=1)
-    timeout_s: float = Field(60.0, gt=0)
+    max_tokens: int = Field(
+        256, ge=1,
+        description="longest reply in tokens: room for generate.max_chars (900) of answer; at "
+        "512 SmolLM2-135M rambles to the limit and cannot finish in time on 2 loaded cores "
+        "(docs/benchmarks.md)",
+    )
+    timeout_s: float = Field(
+        30.0, gt=0,
+        description="seconds a chat call may take before its stage falls back to the offline "
+        "path (traced, answer marked best-effort); per-stage values in `timeouts`",
+    )
+    timeouts: ChatTimeouts = Field(default_factory=ChatTimeouts)
+    max_retries: int = Field(
+        0, ge=0, le=5,
+        description="retries of a failed chat call; 0 by default, since a retry after a "
+        "time-out queues behind the first request on a single local server",
+    )
+
+    def timeout_for(self, stage: str | None) -> float:
+        """Seconds a chat call of this stage may take: its own time-out, else timeout_s."""
+        own = getattr(self.timeouts, stage, None) if stage else None
+        return float(own) if own is not None else self.timeout_s
 
 
 class GenerateSettings(_Section):
@@ -306,6 +348,21 @@ class RagSettings(_Section):
     adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
     guard: GuardSettings = Field(default_factory=GuardSettings)
     ranking: RankingSettings = Field(default_factory=RankingSettings)
+    cache_dir: Path | None = Field(
+        None,
+        description="where derived files are cached (the ONNX export of the embedding model); "
+        "default $XDG_CACHE_HOME/ragloom, else ~/.cache/ragloom",
+    )
+
+    def resolved_cache_dir(self) -> Path:
+        """The cache directory: cache_dir when set, else the per-user default."""
+        return Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir()
+
+
+def default_cache_dir() -> Path:
+    """$XDG_CACHE_HOME/ragloom, else ~/.cache/ragloom."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "ragloom"
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -319,18 +376,33 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
-def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
-    """Read RAGLOOM_* variables; `__` separates nesting (RAGLOOM_RETRIEVAL__CANDIDATE_K=80)."""
+def _env_value(raw: str) -> Any:
+    """A variable's value: YAML for mappings and lists, else the string (pydantic coerces it)."""
+    try:
+        parsed = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return raw
+    return parsed if isinstance(parsed, (dict, list)) or parsed is None else raw
+
+
+def _env_layer(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """RAGLOOM_* variables as a settings layer, `__` nesting (RAGLOOM_RETRIEVAL__CANDIDATE_K=80),
+    and the variable behind each dotted key. Empty variables count as unset."""
     layer: dict[str, Any] = {}
-    for name, value in environ.items():
-        if not name.startswith(ENV_PREFIX) or name == "RAGLOOM_CONFIG":
+    names: dict[str, str] = {}
+    for name, raw in sorted(environ.items()):
+        if not name.startswith(ENV_PREFIX) or name in NOT_SETTINGS or raw == "":
             continue
         path = name[len(ENV_PREFIX):].lower().split("__")
         node = layer
         for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = yaml.safe_load(value) if value else value
-    return layer
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[path[-1]] = _env_value(raw)
+        names[".".join(path)] = name
+    return layer, names
 
 
 def parse_yaml(text: str, path: Path) -> Any:
@@ -348,49 +420,154 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"cannot read config file: {exc.strerror}", where=str(path)) from exc
+        raise ConfigError(f"cannot read config file: {exc.strerror}", where=str(path),
+                          hint="fix the path given with --config or $RAGLOOM_CONFIG") from exc
     data = parse_yaml(text, path) or {}
     if not isinstance(data, dict):
         raise ConfigError("the top level must be a mapping of settings", where=str(path))
     return data
 
 
+def config_file_path(config_file: str | Path | None, environ: Mapping[str, str]) -> Path | None:
+    """The settings file in effect: the one given, else $RAGLOOM_CONFIG, else ./ragloom.yaml
+    when it exists in the working directory, else none."""
+    if config_file:
+        return Path(config_file)
+    if environ.get(CONFIG_ENV):
+        return Path(environ[CONFIG_ENV])
+    local = Path.cwd() / CONFIG_FILE_NAME
+    return local if local.is_file() else None
+
+
+@dataclass(frozen=True)
+class SettingsLayer:
+    """One layer of settings and where its values came from."""
+
+    origin: str
+    """`preset:NAME`, `file:PATH`, `env` or the call-site label (`call`, or `flag` for the CLI)."""
+    values: dict[str, Any]
+    names: dict[str, str] = field(default_factory=dict)
+    """Dotted key → the environment variable that set it (env layer only)."""
+
+    def source_of(self, key: str) -> str | None:
+        """Where this layer set the dotted key (or a mapping above it), or None."""
+        node: Any = self.values
+        parts = key.split(".")
+        for part in parts:
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+            if not isinstance(node, dict):
+                break  # a leaf, or a non-mapping set above the key
+        for depth in range(len(parts), 0, -1):
+            variable = self.names.get(".".join(parts[:depth]))
+            if variable:
+                return f"env:{variable}"
+        return self.origin
+
+
+PresetLookup = Callable[[str], dict[str, Any]]
+"""Profile name → its settings layer; raises UnknownNameError for an unknown name."""
+
+
+def _builtin_presets() -> PresetLookup:
+    """The registered profile presets (the profiles package sits above settings: imported late)."""
+    from ragloom.profiles import presets
+
+    return presets.preset
+
+
+def settings_layers(
+    profile: str | None = None,
+    *,
+    config_file: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    presets: PresetLookup | None = None,
+    call_origin: str = "call",
+    **overrides: Any,
+) -> tuple[str, list[SettingsLayer]]:
+    """The chosen profile and the layers, lowest first: preset, config file, env, call site."""
+    env = os.environ if environ is None else environ
+    file_path = config_file_path(config_file, env)
+    file_values = read_config_file(file_path) if file_path else {}
+    env_values, env_names = _env_layer(env)
+    call_values = {k: v for k, v in overrides.items() if v is not None}
+    chosen = (profile or call_values.get("profile") or env_values.get("profile")
+              or file_values.get("profile") or "balanced")
+    lookup = presets or _builtin_presets()
+    return str(chosen), [
+        SettingsLayer(f"preset:{chosen}", lookup(str(chosen))),
+        SettingsLayer(f"file:{file_path}", file_values),
+        SettingsLayer("env", env_values, env_names),
+        SettingsLayer(call_origin, call_values),
+    ]
+
+
+def _validate(merged: dict[str, Any], layers: list[SettingsLayer]) -> RagSettings:
+    """RagSettings from merged layers; the first problem names the layer that set the value."""
+    try:
+        return RagSettings.model_validate(merged)
+    except ValidationError as exc:
+        problems = exc.errors()
+        loc = ".".join(str(p) for p in problems[0]["loc"])
+        where = next((src for layer in reversed(layers) if (src := layer.source_of(loc))),
+                     "settings")
+        hint = f"{len(problems)} problem(s) in total"
+        if problems[0]["type"] == "extra_forbidden":
+            hint = "no such setting; `ragloom config show` lists them — " + hint
+        raise ConfigError(f"invalid setting {loc}: {problems[0]['msg']}", where=where,
+                          hint=hint) from exc
+
+
+def _merged(chosen: str, layers: list[SettingsLayer]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = deep_merge(merged, layer.values)
+    merged["profile"] = chosen
+    return merged
+
+
 def load_settings(
     profile: str | None = None,
     *,
     config_file: str | Path | None = None,
-    environ: dict[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    presets: PresetLookup | None = None,
     **overrides: Any,
 ) -> RagSettings:
-    """Resolve settings: profile preset ← config file ← RAGLOOM_* env ← keyword overrides."""
-    from ragloom.profiles.presets import preset
+    """Resolve settings: profile preset ← config file ← RAGLOOM_* env ← keyword overrides.
 
-    env = dict(os.environ if environ is None else environ)
-    file_path = config_file or env.get("RAGLOOM_CONFIG")
-    file_layer = read_config_file(Path(file_path)) if file_path else {}
-    env_layer = _env_layer(env)
-    call_layer = {k: v for k, v in overrides.items() if v is not None}
-    chosen = (
-        profile
-        or call_layer.get("profile")
-        or env_layer.get("profile")
-        or file_layer.get("profile")
-        or "balanced"
-    )
-    merged = deep_merge(preset(chosen), file_layer)
-    merged = deep_merge(merged, env_layer)
-    merged = deep_merge(merged, call_layer)
-    merged["profile"] = chosen
-    try:
-        return RagSettings.model_validate(merged)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(
-            f"invalid setting {loc}: {first['msg']}",
-            where=str(file_path) if file_path else "settings",
-            hint=f"{len(exc.errors())} problem(s) in total",
-        ) from exc
+    The config file is `config_file`, else $RAGLOOM_CONFIG, else ./ragloom.yaml when present.
+    """
+    chosen, layers = settings_layers(profile, config_file=config_file, environ=environ,
+                                     presets=presets, **overrides)
+    return _validate(_merged(chosen, layers), layers)
+
+
+def explain_settings(
+    profile: str | None = None, *, call_origin: str = "call", **kwargs: Any
+) -> tuple[RagSettings, dict[str, str]]:
+    """Resolved settings and, per dotted key, the layer its value came from (`default` if none)."""
+    chosen, layers = settings_layers(profile, call_origin=call_origin, **kwargs)
+    settings = _validate(_merged(chosen, layers), layers)
+    sources = {key: next((src for layer in reversed(layers) if (src := layer.source_of(key))),
+                         "default")
+               for key in flatten(settings.model_dump(mode="json"))}
+    if profile:
+        sources["profile"] = call_origin
+    return settings, sources
+
+
+def flatten(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested mapping as dotted keys (non-empty mappings recurse; other values are leaves)."""
+    flat: dict[str, Any] = {}
+    for key, value in values.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flatten(value, f"{dotted}."))
+        else:
+            flat[dotted] = value
+    return flat
 
 
 def resolve_settings(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from ragloom.cli import app
@@ -49,3 +51,136 @@ def test_unknown_profile_and_bad_filter_fail_with_clear_messages(tmp_path: Path)
     assert "unknown profile 'turbo'" in result.stderr and "balanced" in result.stderr
     bad = runner.invoke(app, ["search", "hi", "--filter", "{oops", "--data-dir", str(tmp_path)])
     assert bad.exit_code == 2 and "--filter" in bad.output
+
+
+def _ingest_tiny(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    source = tmp_path / "kb"
+    source.mkdir(exist_ok=True)
+    (source / "port.md").write_text("# Ports\n\nThe lumend daemon serves on port 8642.\n")
+    return runner.invoke(app, ["ingest", str(source), "--json", *args], env=env)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "q", "--top-n", "0"],
+        ["search", "q", "-n", "-3"],
+        ["ask", "q", "--top-n", "101"],
+        ["eval", "--dataset", "x.yaml", "--k", "0"],
+        ["eval", "--dataset", "x.yaml", "--limit", "0"],
+        ["eval", "--dataset", "x.yaml", "--depth", "-1"],
+    ],
+)
+def test_numeric_flags_are_validated(argv: list[str], tmp_path: Path) -> None:
+    result = runner.invoke(app, [*argv, "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"Invalid value for '{argv[-2]}'" in result.output or f"'{argv[-2]}'" in result.output
+
+
+def test_collection_comes_from_env_and_config_file_unless_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = str(tmp_path / "data")
+    from_env = _ingest_tiny(tmp_path, "--data-dir", data, env={"RAGLOOM_COLLECTION": "envcoll"})
+    assert from_env.exit_code == 0, from_env.output
+    assert json.loads(from_env.stdout)["collection"] == "envcoll"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ragloom.yaml").write_text(f"collection: filecoll\ndata_dir: {data}\n")
+    from_file = _ingest_tiny(tmp_path)
+    assert json.loads(from_file.stdout)["collection"] == "filecoll"
+    flagged = _ingest_tiny(tmp_path, "-c", "flagcoll", env={"RAGLOOM_COLLECTION": "envcoll"})
+    assert json.loads(flagged.stdout)["collection"] == "flagcoll"
+    searched = runner.invoke(app, ["search", "lumend port", "--json"])  # filecoll, from the file
+    assert searched.exit_code == 0, searched.output
+    assert "8642" in json.loads(searched.stdout)["citations"][0]["snippet"]
+
+
+def test_cache_dir_variable_works_with_every_command(tmp_path: Path) -> None:
+    env = {"RAGLOOM_CACHE_DIR": str(tmp_path / "cache"), "RAGLOOM_DATA_DIR": str(tmp_path / "d")}
+    assert _ingest_tiny(tmp_path, env=env).exit_code == 0
+    for argv in (["search", "lumend port"], ["ask", "Which port?"], ["config", "show"]):
+        result = runner.invoke(app, argv, env=env)
+        assert result.exit_code == 0, (argv, result.output)
+
+
+def test_help_keeps_brackets_names_values_and_lists_profiles() -> None:
+    from ragloom.profiles.presets import profile_names
+
+    helped = runner.invoke(app, ["ask", "--help"])
+    assert helped.exit_code == 0
+    assert "[n] citations" in helped.stdout and "<bool>" not in helped.stdout
+    assert " | ".join(profile_names()) in " ".join(helped.stdout.split())
+    assert "--top-n N" in helped.stdout and "--data-dir DIR" in helped.stdout
+
+
+def test_version() -> None:
+    from ragloom import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == f"ragloom {__version__}"
+
+
+def test_default_output_is_clean_and_verbose_adds_detail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragloom.nodes import trace
+
+    data = str(tmp_path / "data")
+    ingested = _ingest_tiny(tmp_path, "--data-dir", data)
+    assert ingested.exit_code == 0 and "DEBUG" not in ingested.stderr
+    asked = runner.invoke(app, ["ask", "Which port does lumend use?", "--data-dir", data])
+    assert asked.exit_code == 0 and "8642" in asked.stdout
+    assert "WARNING" not in asked.stderr and asked.stderr.strip() == ""
+    monkeypatch.setattr(trace, "_logged", set())  # as in a fresh process: notes not yet logged
+    detailed = runner.invoke(app, ["-v", "ask", "Which port does lumend use?", "--data-dir", data])
+    assert detailed.exit_code == 0
+    assert "ragloom: no chat model" in detailed.stderr  # the extractive generator's note
+
+
+def test_unexpected_errors_print_one_line_and_debug_shows_the_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragloom.runner
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("scripted failure\nsecond line")
+
+    monkeypatch.setattr(ragloom.runner, "retrieve", broken)
+    result = runner.invoke(app, ["search", "q", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "unexpected RuntimeError: scripted failure" in result.stderr
+    assert "--debug" in result.stderr and "Traceback" not in result.output
+    assert "second line" not in result.stderr
+    debugged = runner.invoke(app, ["search", "q", "--data-dir", str(tmp_path), "--debug"])
+    assert isinstance(debugged.exception, RuntimeError)  # re-raised: Python prints the traceback
+
+
+def test_config_show_names_the_source_of_each_value(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("rerank: {top_n: 7}\n")
+    result = runner.invoke(app, ["config", "show", "--json", "--config", str(config), "-p", "fast",
+                                 "-c", "kb"], env={"RAGLOOM_ASSEMBLE__TOKEN_BUDGET": "900"})
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.stdout)
+    assert shown["config_file"] == str(config)
+    rows = shown["settings"]
+    assert rows["rerank.top_n"] == {"value": 7, "source": f"file:{config}"}
+    assert rows["retrieval.mode"] == {"value": "vector", "source": "preset:fast"}
+    assert rows["assemble.token_budget"]["source"] == "env:RAGLOOM_ASSEMBLE__TOKEN_BUDGET"
+    assert rows["collection"] == {"value": "kb", "source": "flag"}
+    assert rows["chunker.size"]["source"] == "default"
+    table = runner.invoke(app, ["config", "show", "--config", str(config)])
+    assert table.exit_code == 0 and "rerank.top_n" in table.stdout
+
+
+def test_messages_keep_their_brackets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ragloom.runner
+    from ragloom.errors import ConfigError
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ConfigError("marker [n] and [bold]tags[/bold] stay", where="x")
+
+    monkeypatch.setattr(ragloom.runner, "retrieve", broken)
+    result = runner.invoke(app, ["search", "q", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "x: marker [n] and [bold]tags[/bold] stay" in " ".join(result.stderr.split())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from ragloom.errors import ConfigError, UnknownNameError
-from ragloom.providers.chat import get_chat_model, is_loopback
+from ragloom.providers.chat import TIMEOUTS_KEY, get_chat_model, is_loopback
 from ragloom.providers.rerankers import (
     CrossEncoderReranker,
     NoneReranker,
@@ -38,7 +38,8 @@ def test_openai_on_loopback_uses_local_key_and_is_cached(monkeypatch: pytest.Mon
     chat = get_chat_model(settings)
     assert chat is get_chat_model(settings.model_copy())
     assert chat.openai_api_key.get_secret_value() == "local"  # type: ignore[union-attr]
-    assert (chat.max_tokens, chat.max_retries, chat.request_timeout) == (64, 1, 5)  # type: ignore[union-attr]
+    assert (chat.max_tokens, chat.max_retries, chat.request_timeout) == (64, 0, 5)  # type: ignore[union-attr]
+    assert chat.metadata[TIMEOUTS_KEY] == {"generate": 120.0}  # type: ignore[index]
 
 
 def test_openai_remote_without_key_fails_naming_the_variable(

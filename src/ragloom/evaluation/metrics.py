@@ -14,6 +14,7 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from ragloom.extras import require
 from ragloom.nodes.generate import is_abstention
 from ragloom.nodes.text import strip_markers
 
@@ -46,8 +47,7 @@ def ir_metrics(
 ) -> dict[str, dict[str, float]]:
     """Per-query `recall@k`, `mrr@k` and `ndcg@k` by trec_eval; every qrels query is scored
     (a query missing from the run scores 0). Run scores rank documents, higher first."""
-    import pytrec_eval
-
+    pytrec_eval = require("pytrec_eval", "ragloom eval (retrieval metrics)")
     judged = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items()}
     filled = {q: dict(run.get(q) or {}) or {EMPTY_RUN_DOC: 0.0} for q in judged}
     results: dict[str, dict[str, float]] = {q: {} for q in judged}

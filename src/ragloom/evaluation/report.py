@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragloom.errors import ConfigError
 from ragloom.evaluation.datasets import CORRECTIVE
 from ragloom.evaluation.harness import EvalReport, ProfileResult, aggregate
+from ragloom.extras import require
 
 QUALITY_ROWS = [
     ("expected_hit_rate", "expected substrings hit"),
@@ -153,8 +154,7 @@ def to_markdown(report: EvalReport) -> str:
 
 def write_chart(report: EvalReport, path: Path) -> Path:
     """PNG: quality metrics per profile (grouped bars) and latency p50/p95 per profile."""
-    import matplotlib
-
+    matplotlib = require("matplotlib", "the eval chart (--no-chart skips it)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np

@@ -2,6 +2,9 @@
 
 Transforms: `none`, `multi-query` (variants, unioned later), `rag-fusion` (variants, fused by RRF),
 `hyde` (a hypothetical answer as the probe; generation still uses the original question).
+When the chat model does not answer (ChatUnavailableError) the stage falls back to its offline path
+(keyword and pseudo-relevance-feedback variants; the question itself for hyde), traces
+`fallback` with the reason and marks the answer best-effort. Rejected credentials stay errors.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from ragloom.errors import UnknownNameError
+from ragloom.errors import ChatUnavailableError, UnknownNameError
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.pool import retrieval_text
 from ragloom.nodes.text import content_words, tokenize
@@ -135,13 +138,16 @@ def _offline_variants(
     return variants[:n]
 
 
+def _fallback(clock: StageClock, exc: ChatUnavailableError) -> None:
+    """Trace that the chat model did not answer and the offline path ran instead."""
+    log_once("transform.chat-unavailable", f"transform falls back to its offline path: {exc}")
+    clock.note(fallback="offline", reason=str(exc))
+
+
 def _llm_variants(question: str, n: int, deps: RagDeps, clock: StageClock) -> list[str]:
-    """Ask the chat model for n variants; empty on failure (traced)."""
-    try:
-        reply = complete(deps.chat, VARIANTS_SYSTEM.format(n=n), question)  # type: ignore[arg-type]
-    except Exception as exc:  # noqa: BLE001 - an optional enhancer degrades, traced
-        clock.note(degraded=f"chat model failed: {type(exc).__name__}: {exc}")
-        return []
+    """Ask the chat model for n variants; empty when its output has none (traced)."""
+    assert deps.chat is not None
+    reply = complete(deps.chat, VARIANTS_SYSTEM.format(n=n), question, stage="transform")
     variants = parse_variants(reply, n, question)
     if not variants:
         clock.note(degraded="no usable variants in the model output")
@@ -154,11 +160,7 @@ def _hyde(question: str, deps: RagDeps, clock: StageClock) -> str:
         log_once("transform.hyde-no-chat", "hyde needs a chat model: using the original question")
         clock.note(degraded="hyde needs a chat model")
         return ""
-    try:
-        passage = complete(deps.chat, HYDE_SYSTEM, question)
-    except Exception as exc:  # noqa: BLE001 - an optional enhancer degrades, traced
-        clock.note(degraded=f"chat model failed: {type(exc).__name__}: {exc}")
-        return ""
+    passage = complete(deps.chat, HYDE_SYSTEM, question, stage="transform")
     if not content_words(passage):
         clock.note(degraded="empty hypothetical passage")
         return ""
@@ -176,6 +178,16 @@ def _expand(question: str, deps: RagDeps, state: RagState, clock: StageClock) ->
     return _offline_variants(question, n, deps, state.get("filters") or None)
 
 
+def _probes(name: str, question: str, deps: RagDeps, state: RagState,
+            clock: StageClock) -> tuple[list[str], list[str]]:
+    """(probes, variants) of a transform that uses the chat model when there is one."""
+    if name == "hyde":
+        passage = _hyde(question, deps, clock)
+        return ([passage] if passage else [question]), ([passage] if passage else [])
+    variants = _expand(question, deps, state, clock)
+    return [question, *variants], variants
+
+
 def transform(state: RagState, deps: RagDeps) -> dict:
     """Build the retrieval probes for the question with the configured transform."""
     name = deps.settings.transform.name
@@ -185,12 +197,14 @@ def transform(state: RagState, deps: RagDeps) -> dict:
         clock.note(transform=name)
         if name == "none":
             return {"probes": [question], "query_variants": [], "trace": clock.trace()}
-        if name == "hyde":
-            passage = _hyde(question, deps, clock)
-            variants = [passage] if passage else []
-            probes = variants or [question]
-        else:
-            variants = _expand(question, deps, state, clock)
+        update: dict[str, Any] = {}
+        try:
+            probes, variants = _probes(name, question, deps, state, clock)
+        except ChatUnavailableError as exc:
+            _fallback(clock, exc)
+            update["best_effort"] = True
+            variants = [] if name == "hyde" else _offline_variants(
+                question, deps.settings.transform.n_variants, deps, state.get("filters") or None)
             probes = [question, *variants]
         clock.note(variants=len(variants), probes=len(probes))
-    return {"probes": probes, "query_variants": variants, "trace": clock.trace()}
+    return {**update, "probes": probes, "query_variants": variants, "trace": clock.trace()}

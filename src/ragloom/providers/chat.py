@@ -12,6 +12,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
 from ragloom.errors import ChatUnavailableError, ConfigError, RagloomError, UnknownNameError
+from ragloom.extras import require
 from ragloom.settings import ChatSettings
 
 if TYPE_CHECKING:
@@ -21,6 +22,8 @@ PROVIDERS = ("none", "openai")
 Reply = TypeVar("Reply", bound=BaseModel)
 _TRUNCATED_REPLIES = frozenset({"LengthFinishReasonError", "ContentFilterFinishReasonError"})
 """openai's errors for a structured reply cut at max_tokens or withheld by a content filter."""
+TIMEOUTS_KEY = "ragloom:timeouts"
+"""Chat-model metadata entry: stage → its own time-out in seconds (see ChatSettings.timeouts)."""
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
@@ -50,23 +53,18 @@ def _api_key(settings: ChatSettings) -> str:
 @functools.lru_cache(maxsize=8)
 def _build_openai(settings_json: str, api_key: str) -> BaseChatModel:
     """Construct the ChatOpenAI client once per (settings, key)."""
-    try:
-        from langchain_openai import ChatOpenAI
-    except ImportError as exc:
-        raise ConfigError(
-            "chat provider 'openai' needs langchain-openai",
-            where="settings.chat",
-            hint="pip install 'ragloom[llm]'",
-        ) from exc
+    chat_openai = require("langchain_openai", "chat provider 'openai'").ChatOpenAI
     settings = ChatSettings.model_validate_json(settings_json)
-    return ChatOpenAI(
+    own = {stage: float(s) for stage, s in settings.timeouts.model_dump().items() if s is not None}
+    return chat_openai(  # type: ignore[no-any-return]
         base_url=settings.base_url,
         model=settings.model,
         api_key=api_key,
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
         timeout=settings.timeout_s,
-        max_retries=1,
+        max_retries=settings.max_retries,
+        metadata={TIMEOUTS_KEY: own},
     )
 
 
@@ -81,7 +79,7 @@ def get_chat_model(settings: ChatSettings) -> BaseChatModel | None:
             raise UnknownNameError("chat provider", settings.provider, PROVIDERS)
 
 
-def _chat_error(exc: Exception) -> RagloomError | None:
+def _chat_error(exc: Exception, stage: str | None = None) -> RagloomError | None:
     """Map a chat client's failure to ragloom's: rejected credentials → ConfigError; time-outs,
     connection, rate-limit and server errors → ChatUnavailableError; anything else → None."""
     from langchain_core import exceptions as lc
@@ -92,23 +90,33 @@ def _chat_error(exc: Exception) -> RagloomError | None:
                            hint="check chat.api_key_env and the key it names")
     if isinstance(exc, (lc.ModelConnectionError, lc.ModelTimeoutError, lc.ModelRateLimitError,
                         lc.ModelAPIError, OSError, TimeoutError)):
+        setting = f"chat.timeouts.{stage}" if stage else "chat.timeout_s"
         return ChatUnavailableError(f"the chat model did not answer: {name}: {exc}".splitlines()[0],
                                     where="settings.chat",
-                                    hint="check chat.base_url and that the server runs, or raise "
-                                         "chat.timeout_s")
+                                    hint=f"check chat.base_url and that the server runs, or raise "
+                                         f"{setting}")
     return None
 
 
-def complete(chat: BaseChatModel, system: str, user: str) -> str:
+def _stage_timeout(chat: BaseChatModel, stage: str | None) -> float | None:
+    """The time-out of a stage that has its own (models built by get_chat_model), else None."""
+    own = (getattr(chat, "metadata", None) or {}).get(TIMEOUTS_KEY) or {}
+    return own.get(stage) if stage else None
+
+
+def complete(chat: BaseChatModel, system: str, user: str, *, stage: str | None = None) -> str:
     """Send one system + user turn and return the reply text (reasoning blocks removed).
 
-    Raises ChatUnavailableError on time-outs, connection, rate-limit and server errors, and
-    ConfigError when the endpoint rejects the credentials.
+    `stage` (transform, rerank, generate, ...) picks that stage's time-out from
+    `chat.timeouts`. Raises ChatUnavailableError on time-outs, connection, rate-limit and server
+    errors, and ConfigError when the endpoint rejects the credentials.
     """
+    messages = [SystemMessage(content=system), HumanMessage(content=user)]
+    timeout = _stage_timeout(chat, stage)
     try:
-        reply = chat.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+        reply = chat.invoke(messages) if timeout is None else chat.invoke(messages, timeout=timeout)
     except Exception as exc:
-        mapped = _chat_error(exc)
+        mapped = _chat_error(exc, stage)
         if mapped is None:
             raise
         raise mapped from exc

@@ -21,8 +21,8 @@ from chromadb.config import Settings
 from chromadb.errors import ChromaError, NotFoundError
 from pydantic_core import to_jsonable_python
 
+from ragloom.embedding_profile import EmbeddingProfile
 from ragloom.errors import ConfigError, EmbeddingProfileMismatchError, RagloomError, StoreError
-from ragloom.providers.embeddings import EmbeddingProfile
 from ragloom.state import Chunk, ScoredChunk
 from ragloom.stores.base import Filter
 from ragloom.stores.crashpoints import crashpoint
