@@ -112,8 +112,25 @@ class GenerateSettings(_Section):
     """Answer generation."""
 
     enabled: bool = True
-    max_sentences: int = Field(4, ge=1)
+    max_sentences: int = Field(4, ge=1, description="most sentences of an extractive answer")
     max_chars: int = Field(900, ge=50)
+    repair: bool = Field(
+        True,
+        description="check every sentence of a chat model's answer against the passages (the "
+        "shared claim-support rule): cite the passage that supports an uncited or mis-cited "
+        "sentence; with nothing supported, answer extractively",
+    )
+    unsupported: Literal["drop", "flag"] = Field(
+        "drop",
+        description="what repair does with a sentence no passage supports: drop it, or keep it "
+        "uncited (the groundedness check then flags the answer)",
+    )
+    suspicious: Literal["exclude", "fence"] = Field(
+        "exclude",
+        description="passages flagged suspicious at ingest (possible prompt injection): left out "
+        "of chat prompts, or shown fenced as quoted data under a warning; an extractive answer "
+        "that quotes one says so",
+    )
 
 
 class GroundednessSettings(_Section):

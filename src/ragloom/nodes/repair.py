@@ -1,0 +1,91 @@
+"""Answer repair: every sentence of a chat model's answer cites a passage that supports it.
+
+Each claim (a sentence with content words) is checked with the shared claim-support rule
+(`nodes/support.py`): a sentence whose own markers support it is kept as written; an uncited or
+mis-cited sentence that some passage supports gets that passage's marker; a sentence no passage
+supports is dropped (or kept uncited, `generate.unsupported: flag`). When no claim is left supported
+the caller answers extractively. Sentences without content words ("Yes.") are kept unmarked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from ragloom.nodes.support import SupportScorer, TextEmbedder
+from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
+
+ATTRIBUTED = "attributed"
+EXTRACTIVE_FALLBACK = "extractive_fallback"
+UNCHANGED = "none"
+
+
+class Repair(NamedTuple):
+    """The repaired text and what was done to it."""
+
+    text: str
+    kept: int
+    attributed: int
+    corrected: int
+    unsupported: list[str]
+
+    @property
+    def supported(self) -> int:
+        """Claims that now cite a supporting passage."""
+        return self.kept + self.attributed + self.corrected
+
+    @property
+    def action(self) -> str:
+        """`none` when every claim already cited support, else `attributed`."""
+        changed = self.attributed or self.corrected or self.unsupported
+        return ATTRIBUTED if changed else UNCHANGED
+
+
+def _with_markers(claim: str, markers: Sequence[int]) -> str:
+    """The claim (markers removed) with its markers before its final punctuation."""
+    body = claim.rstrip()
+    end = len(body)
+    while end and body[end - 1] in ".!?;:'\"”’)":
+        end -= 1
+    group = ", ".join(str(m) for m in markers)
+    return f"{body[:end].rstrip()} [{group}]{body[end:]}"
+
+
+def repair_draft(
+    draft: str,
+    passages: Sequence[str],
+    allowed: Sequence[int],
+    *,
+    embedder: TextEmbedder | None = None,
+    keep_unsupported: bool = False,
+) -> Repair:
+    """Check each sentence of draft against the passages (marker n = passages[n - 1]); cite the
+    supporting passage among `allowed` markers, drop or keep unsupported claims uncited."""
+    scorer = SupportScorer(passages, embedder)
+    pool = [m - 1 for m in allowed if 1 <= m <= len(passages)]
+    out: list[str] = []
+    kept = attributed = corrected = 0
+    unsupported: list[str] = []
+    for sentence in split_sentences(draft):
+        claim = strip_markers(sentence.text)
+        if not tokenize(claim):
+            if claim:
+                out.append(claim)
+            continue
+        written = list(dict.fromkeys(markers_in(sentence.text)))
+        cited = [m - 1 for m in written if m - 1 in pool]
+        if cited and scorer.assess(claim, cited).supported:
+            kept += 1
+            same = len(cited) == len(written)
+            out.append(sentence.text if same else _with_markers(claim, [i + 1 for i in cited]))
+            continue
+        best, support = scorer.best(claim, pool)
+        if support.supported:
+            corrected += bool(cited)
+            attributed += not cited
+            out.append(_with_markers(claim, [best + 1]))
+        else:
+            unsupported.append(claim)
+            if keep_unsupported:
+                out.append(claim)
+    return Repair(" ".join(out), kept, attributed, corrected, unsupported)
