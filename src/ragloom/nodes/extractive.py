@@ -44,11 +44,12 @@ BIG_DROP = 0.1
 MIN_GAIN = 0.1
 """A further unit must cover at least this share of the question's term weight anew."""
 SEMANTIC_WEIGHT = 0.6
+FOCUS_WEIGHT = 1.5
 CONTEXT_WEIGHT = 0.5
 RANK_PRIOR = 0.1
 TYPE_BONUS = 0.08
 """For questions asking for a date, duration, price or number: units that state one."""
-KEY_BONUS = 0.15
+KEY_BONUS = 0.25
 """For units whose key (the term a heading or definition line defines, a row's key) the
 question names: they answer it directly."""
 REDUNDANT_JACCARD = 0.7
@@ -311,9 +312,19 @@ def _similarities(question: str, contexts: list[str], embedder: TextEmbedder | N
     return [float(v) for v in vectors[1:] @ vectors[0]]
 
 
+def _focus_terms(question: str) -> set[str]:
+    """Terms of the names and codes a question is about: capitalised words past its first, and
+    words with digits (`E204`, `v2`)."""
+    names = re.findall(r"(?<!^)\b[A-Z][\w-]*|\b\w*\d\w*\b", question.strip())
+    return {t for name in names for t in tokenize(name)}
+
+
 def question_weights(question: str, passages: Sequence[ScoredChunk]) -> dict[str, float]:
-    """The question's stemmed content terms with their IDF-ish weights over the passages."""
-    return _idf(set(tokenize(question)), [set(tokenize(p.chunk.text)) for p in passages])
+    """The question's stemmed content terms with their IDF-ish weights over the passages; the
+    names and codes it asks about weigh FOCUS_WEIGHT times more."""
+    weights = _idf(set(tokenize(question)), [set(tokenize(p.chunk.text)) for p in passages])
+    focus = _focus_terms(question)
+    return {t: w * FOCUS_WEIGHT if t in focus else w for t, w in weights.items()}
 
 
 def score_units(question: str, passages: Sequence[ScoredChunk],
