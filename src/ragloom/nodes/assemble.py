@@ -38,9 +38,15 @@ def suspicious_signals(scored: ScoredChunk) -> str:
     return str(scored.chunk.metadata.get("injection_signals") or "unspecified")
 
 
+def source_label(source_id: str) -> str:
+    """The short name a prompt shows for a source: its file name (or URL path end), not the path."""
+    tail = source_id.rstrip("/").rsplit("/", 1)[-1]
+    return tail or source_id
+
+
 def render_passage(marker: int, scored: ScoredChunk) -> str:
     """The prompt block of one passage: `[n] (source) text`; suspicious text fenced as data."""
-    head = f"[{marker}] ({scored.chunk.source_id})"
+    head = f"[{marker}] ({source_label(scored.chunk.source_id)})"
     if not is_suspicious(scored):
         return f"{head} {scored.chunk.text}"
     text = scored.chunk.text.replace(FENCE_OPEN, "").replace(FENCE_CLOSE, "")

@@ -418,15 +418,17 @@ def extractive_answer(
     max_sentences: int,
     max_chars: int,
     embedder: TextEmbedder | None = None,
+    min_relevance: float = MIN_RELEVANCE,
 ) -> str:
-    """The passage units that answer the question, best first, each with its marker, or IDK.
+    """The passage units that answer the question, best first, each with its marker, or IDK
+    (the best unit below min_relevance, or a name the question uses that no passage has).
 
     A unit quoted from a passage flagged suspicious at ingest is followed by a note saying so.
     """
     if missing_names(question, passages):
         return IDK
     ranked = score_units(question, passages, embedder)
-    if not ranked or ranked[0].relevance < MIN_RELEVANCE:
+    if not ranked or ranked[0].relevance < min_relevance:
         return IDK
     parts: list[str] = []
     markers: list[int] = []

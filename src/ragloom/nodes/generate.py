@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.assemble import prompt_markers, render_context
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.extractive import IDK, extractive_answer
+from ragloom.nodes.extractive import IDK, MIN_RELEVANCE, extractive_answer
 from ragloom.nodes.repair import EXTRACTIVE_FALLBACK, repair_draft
 from ragloom.nodes.text import clip, filter_markers, markers_in
 from ragloom.nodes.trace import StageClock, log_once
@@ -87,11 +87,13 @@ def is_abstention(draft: str) -> bool:
     return draft.strip().lower().startswith(IDK.lower())
 
 
-def _extractive(state: RagState, deps: RagDeps, passages: list[ScoredChunk]) -> str:
+def _extractive(state: RagState, deps: RagDeps, passages: list[ScoredChunk],
+                min_relevance: float = MIN_RELEVANCE) -> str:
     """The offline answer: passage units extracted for the question."""
     settings = deps.settings.generate
     return extractive_answer(state["question"], passages, settings.max_sentences,
-                             settings.max_chars, embedder=deps.embedder)
+                             settings.max_chars, embedder=deps.embedder,
+                             min_relevance=min_relevance)
 
 
 def _repaired(state: RagState, deps: RagDeps, passages: list[ScoredChunk], reply: str,
@@ -107,8 +109,11 @@ def _repaired(state: RagState, deps: RagDeps, passages: list[ScoredChunk], reply
                           keep_unsupported=settings.unsupported == "flag")
     unsupported = [clip(u, 120) for u in repair.unsupported]
     if repair.supported == 0:
+        # the model did answer: its best grounded substitute is the most relevant passage unit,
+        # without the offline answerer's own relevance floor (names absent from every passage
+        # still mean "I don't know")
         clock.note(repair=EXTRACTIVE_FALLBACK, unsupported=unsupported)
-        return _extractive(state, deps, passages)
+        return _extractive(state, deps, passages, min_relevance=0.0)
     clock.note(repair=repair.action, kept=repair.kept, attributed=repair.attributed,
                corrected=repair.corrected, unsupported=unsupported,
                unsupported_policy=settings.unsupported)

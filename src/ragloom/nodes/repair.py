@@ -4,7 +4,9 @@ Each claim (a sentence with content words) is checked with the shared claim-supp
 (`nodes/support.py`): a sentence whose own markers support it is kept as written; an uncited or
 mis-cited sentence that some passage supports gets that passage's marker; a sentence no passage
 supports is dropped (or kept uncited, `generate.unsupported: flag`). When no claim is left supported
-the caller answers extractively. Sentences without content words ("Yes.") are kept unmarked.
+the caller answers extractively. Sentences without content words ("Yes.") are kept unmarked;
+questions (a small model echoing a FAQ heading or the prompt) are not claims and are dropped, and
+Markdown heading or list markup copied from a passage is removed.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import re
+
 from ragloom.nodes.support import SupportScorer, TextEmbedder
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
 
+_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|>\s+)+")
 ATTRIBUTED = "attributed"
 EXTRACTIVE_FALLBACK = "extractive_fallback"
 UNCHANGED = "none"
@@ -67,7 +72,11 @@ def repair_draft(
     kept = attributed = corrected = 0
     unsupported: list[str] = []
     for sentence in split_sentences(draft):
-        claim = strip_markers(sentence.text)
+        text = _MARKUP.sub("", sentence.text)
+        claim = strip_markers(text)
+        if claim.rstrip("'\"”’) ").endswith("?"):
+            unsupported.append(claim)
+            continue
         if not tokenize(claim):
             if claim:
                 out.append(claim)
@@ -77,7 +86,7 @@ def repair_draft(
         if cited and scorer.assess(claim, cited).supported:
             kept += 1
             same = len(cited) == len(written)
-            out.append(sentence.text if same else _with_markers(claim, [i + 1 for i in cited]))
+            out.append(text if same else _with_markers(claim, [i + 1 for i in cited]))
             continue
         best, support = scorer.best(claim, pool)
         if support.supported:
