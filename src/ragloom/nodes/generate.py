@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragloom.errors import ChatUnavailableError
-from ragloom.nodes.assemble import prompt_markers, render_context
+from ragloom.nodes.assemble import is_suspicious, prompt_markers, render_context
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.extractive import IDK, MIN_RELEVANCE, extractive_answer
 from ragloom.nodes.repair import EXTRACTIVE_FALLBACK, repair_draft
@@ -159,6 +159,7 @@ def generate(state: RagState, deps: RagDeps) -> dict:
             return {"draft": NO_CONTEXT, "citations": [], "trace": clock.trace()}
         text, best_effort = _draft(state, deps, passages, clock)
         draft, cited, _ = check_markers(text, len(passages))
-        clock.note(cited=cited, abstained=is_abstention(draft))
+        clock.note(cited=cited, abstained=is_abstention(draft),
+                   suspicious_cited=[m for m in cited if is_suspicious(passages[m - 1])])
     update = {"draft": draft, "citations": build_citations(passages, cited), "trace": clock.trace()}
     return {**update, "best_effort": True} if best_effort else update
