@@ -80,7 +80,14 @@ from typing import Any
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, dataset, peak_rss_mb, percentile, read_jsonl  # noqa: E402
+from _common import (  # noqa: E402
+    ROOT,
+    corpus_id,
+    dataset,
+    load_queries,
+    peak_rss_mb,
+    percentile,
+)
 
 OUT = ROOT / "bench-out"
 DATA_DIR = OUT / "data"
@@ -95,28 +102,6 @@ SCALES: dict[str, dict[str, Any]] = {
 
 
 # ---------------------------------------------------------------------------------------- data
-
-
-def load_queries(root: Path, split: str, limit: int | None) -> tuple[list[tuple[str, str]], dict]:
-    """Judged queries in file order (first `limit`) and their qrels as {qid: {doc: grade}}."""
-    qrels: dict[str, dict[str, int]] = defaultdict(dict)
-    with (root / "qrels" / f"{split}.tsv").open(encoding="utf-8") as handle:
-        next(handle)
-        for line in handle:
-            if line.strip():
-                qid, doc, score = line.rstrip("\n").split("\t")
-                if int(score) > 0:
-                    qrels[qid][doc] = int(score)
-    queries = [(str(q["_id"]), q["text"]) for q in read_jsonl(root / "queries.jsonl")
-               if str(q["_id"]) in qrels]
-    if limit:
-        queries = queries[:limit]
-    return queries, {qid: dict(qrels[qid]) for qid, _ in queries}
-
-
-def corpus_id(chunk_id: str) -> str:
-    """BEIR `_id` of a chunk: `<source_id>#<_id>::<ordinal>::<hash>` → `_id`."""
-    return chunk_id.rsplit("::", 2)[0].rsplit("#", 1)[1]
 
 
 def doc_ranking(chunk_ids: Iterable[str]) -> dict[str, float]:

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from _common import ROOT, dataset, percentile, read_jsonl
+from _common import ROOT, corpus_id, dataset, load_queries, percentile, read_jsonl
 
 OUT = ROOT / "bench-out"
 DATA_DIR = OUT / "data"
@@ -70,27 +70,6 @@ class Collection:
     groups: dict[str, set[str]] = field(default_factory=dict)
 
 
-def corpus_id(chunk_id: str) -> str:
-    """BEIR `_id` of a chunk: `<source_id>#<_id>::<ordinal>::<hash>` → `_id`."""
-    return chunk_id.rsplit("::", 2)[0].rsplit("#", 1)[1]
-
-
-def beir_queries(root: Path, split: str, limit: int | None) -> tuple[list[tuple[str, str]], dict]:
-    """Judged queries in file order and their qrels."""
-    qrels: dict[str, dict[str, int]] = defaultdict(dict)
-    with (root / "qrels" / f"{split}.tsv").open(encoding="utf-8") as handle:
-        next(handle)
-        for line in handle:
-            if line.strip():
-                qid, doc, grade = line.rstrip("\n").split("\t")
-                if int(grade) > 0:
-                    qrels[qid][doc] = int(grade)
-    queries = [(str(q["_id"]), q["text"]) for q in read_jsonl(root / "queries.jsonl")
-               if str(q["_id"]) in qrels]
-    queries = queries[:limit] if limit else queries
-    return queries, {qid: dict(qrels[qid]) for qid, _ in queries}
-
-
 def _subset(root: Path, qrels: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
     """The judged abstracts plus others drawn with a fixed seed, SUBSET in all, in corpus order."""
     corpus = read_jsonl(root / "corpus.jsonl")
@@ -113,20 +92,26 @@ def _write_csv(path: Path, docs: Sequence[dict[str, Any]]) -> dict[str, str]:
     return rows
 
 
+def _generated(name: str, write: Callable[[Path], Any]) -> tuple[list[str], Any]:
+    """A generated folder under bench-out/gen, written once: (its path as the source, its index)."""
+    folder = GEN / name
+    index_file = folder / "index.json"
+    if not index_file.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        index_file.write_text(json.dumps(write(folder)))
+    return [str(folder)], json.loads(index_file.read_text())
+
+
 def build_csv_rows(root: Path, qrels: dict) -> tuple[list[str], dict[str, str]]:
-    """Write the csv-rows files (once); return the sources and the row → abstract map."""
-    folder = GEN / "csv-rows"
-    index_file = folder / "rows.json"
-    if index_file.exists():
-        return [str(folder)], json.loads(index_file.read_text())
-    folder.mkdir(parents=True, exist_ok=True)
-    docs = _subset(root, qrels)
-    rows: dict[str, str] = {}
-    for i in range(0, len(docs), ROWS_PER_FILE):
-        rows.update(_write_csv(folder / f"part-{i // ROWS_PER_FILE:02d}.csv",
-                               docs[i:i + ROWS_PER_FILE]))
-    index_file.write_text(json.dumps(rows))
-    return [str(folder)], rows
+    """The csv-rows files; returns the sources and the row → abstract map."""
+    def write(folder: Path) -> dict[str, str]:
+        docs = _subset(root, qrels)
+        rows: dict[str, str] = {}
+        for i in range(0, len(docs), ROWS_PER_FILE):
+            rows.update(_write_csv(folder / f"part-{i // ROWS_PER_FILE:02d}.csv",
+                                   docs[i:i + ROWS_PER_FILE]))
+        return rows
+    return _generated("csv-rows", write)
 
 
 def _topic_groups(ids: list[str], vectors: np.ndarray) -> list[list[int]]:
@@ -147,12 +132,13 @@ def _topic_groups(ids: list[str], vectors: np.ndarray) -> list[list[int]]:
 
 def build_mixed(root: Path, qrels: dict, doc_vectors: Callable[[list[str]], np.ndarray]
                 ) -> tuple[list[str], dict[str, Any]]:
-    """Write the mixed collection (once): long Markdown documents + one-row CSV documents."""
-    folder = GEN / "mixed"
-    index_file = folder / "index.json"
-    if index_file.exists():
-        return [str(folder)], json.loads(index_file.read_text())
-    folder.mkdir(parents=True, exist_ok=True)
+    """The mixed collection: long Markdown documents + one-row CSV documents."""
+    return _generated("mixed", lambda folder: _write_mixed(folder, root, qrels, doc_vectors))
+
+
+def _write_mixed(folder: Path, root: Path, qrels: dict,
+                 doc_vectors: Callable[[list[str]], np.ndarray]) -> dict[str, Any]:
+    """Write the mixed files; return {sections: {path: [[start, end, abstract]]}, rows: {...}}."""
     docs = _subset(root, qrels)
     judged = {d for ds in qrels.values() for d in ds}
     rng = random.Random(SEED + 1)
@@ -182,9 +168,7 @@ def build_mixed(root: Path, qrels: dict, doc_vectors: Callable[[list[str]], np.n
     for i in range(0, len(to_csv), ROWS_PER_FILE):
         rows.update(_write_csv(folder / f"rows-{i // ROWS_PER_FILE:02d}.csv",
                                to_csv[i:i + ROWS_PER_FILE]))
-    index = {"sections": sections, "rows": rows}
-    index_file.write_text(json.dumps(index))
-    return [str(folder)], index
+    return {"sections": sections, "rows": rows}
 
 
 def row_mapper(rows: dict[str, str]) -> Mapper:
@@ -212,9 +196,9 @@ def mixed_mapper(index: dict[str, Any]) -> Mapper:
 def collections(names: Sequence[str], limit: int | None) -> list[Collection]:
     """The requested collections with their queries; generated files are written on first use."""
     scifact = dataset("scifact")
-    sq, sqrels = beir_queries(scifact, "train", limit)
+    sq, sqrels = load_queries(scifact, "train", limit)
     hotpot = dataset("hotpotqa")
-    hq, hqrels = beir_queries(hotpot, "test", None)
+    hq, hqrels = load_queries(hotpot, "test", None)
     beir = lambda chunk: corpus_id(chunk.id)  # noqa: E731
     corpus = [str(scifact / "corpus.jsonl")]
     found: list[Collection] = []
@@ -234,12 +218,12 @@ def collections(names: Sequence[str], limit: int | None) -> list[Collection]:
                 found.append(Collection(name, "hotpotqa", [str(hotpot / "corpus.jsonl")], None,
                                         hq, hqrels, beir))
             case "csv-rows":
-                _, full_qrels = beir_queries(scifact, "train", None)
+                _, full_qrels = load_queries(scifact, "train", None)
                 sources, rows = build_csv_rows(scifact, full_qrels)
                 found.append(Collection(name, "scifact-csv", sources, None, sq, sqrels,
                                         row_mapper(rows)))
             case "mixed":
-                _, full_qrels = beir_queries(scifact, "train", None)
+                _, full_qrels = load_queries(scifact, "train", None)
                 sources, index = build_mixed(scifact, full_qrels, _doc_vectors)
                 in_csv = set(index["rows"].values())
                 csv_queries = {q for q, docs in sqrels.items() if set(docs) <= in_csv}
