@@ -431,6 +431,8 @@ def variants(k: int) -> dict[str, Variant]:
         "convex 0.5": lambda legs: convex(legs.dense, legs.sparse, 0.5, k),
         "convex + siblings 0.75": lambda legs: sibling_evidence(
             convex(legs.dense, legs.sparse, 0.5, k), 0.75),
+        "convex + local siblings": lambda legs: sibling_evidence(
+            convex(legs.dense, legs.sparse, 0.5, k), 0.75, window=300),
         "rrf + siblings 0.75": lambda legs: sibling_evidence(
             rrf([legs.dense, legs.sparse], 60, k), 0.75),
         "x convex doc-max": lambda legs: _doc_max_fusion(legs, k),

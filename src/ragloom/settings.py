@@ -71,6 +71,12 @@ class RetrievalSettings(_Section):
         description="document-aware fusion: a candidate gains this weight times the discounted "
         "scores of the other candidates from its document (0 = off)",
     )
+    sibling_window: int | None = Field(
+        None, ge=1,
+        description="count only sibling candidates that start within this many characters of "
+        "the chunk's start (passage-local evidence: long documents gain nothing from length; "
+        "chunks longer than the window get no siblings); unset = the whole document",
+    )
     query_precision: Literal["fp32", "int8"] = Field(
         "fp32",
         description="query encoder weights: int8 (ONNX, quantised per channel) is faster; "

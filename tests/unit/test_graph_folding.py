@@ -17,8 +17,8 @@ def test_reduced_keys_are_the_reducer_annotated_state_fields() -> None:
 @pytest.mark.parametrize(("stage", "overrides", "expected"), [
     ("transform", {}, True),
     ("transform", {"transform": {"name": "multi-query"}}, False),
-    ("fuse", {"retrieval": {"sibling_weight": 0.75}}, False),  # sibling evidence is work
-    ("fuse", {}, True),  # balanced: one probe, no sibling evidence, no MMR
+    ("fuse", {}, False),  # balanced scores (passage-local) sibling evidence
+    ("fuse", {"retrieval": {"sibling_weight": 0}}, True),
     ("fuse", {"retrieval": {"sibling_weight": 0, "mmr": True}}, False),
     ("fuse", {"retrieval": {"sibling_weight": 0}, "transform": {"name": "rag-fusion"}}, False),
     ("rerank", {}, True),

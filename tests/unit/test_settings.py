@@ -28,7 +28,8 @@ def test_profile_presets_differ_where_the_design_says() -> None:
     assert (fast.retrieval.mode, balanced.retrieval.mode) == ("vector", "hybrid")
     assert fast.retrieval.candidate_k < balanced.retrieval.candidate_k
     assert quality.retrieval == balanced.retrieval  # quality differs by the groundedness check
-    assert balanced.rerank.name == "none" and balanced.retrieval.sibling_weight == 0
+    assert balanced.rerank.name == "none" and fast.retrieval.sibling_weight == 0
+    assert balanced.retrieval.sibling_window == 300
     assert (fast.retrieval.query_precision, balanced.retrieval.query_precision) == ("int8", "fp32")
     assert not balanced.groundedness.enabled and quality.groundedness.enabled
 
