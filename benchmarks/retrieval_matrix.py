@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from _common import ROOT, corpus_id, dataset, load_queries, percentile, read_jsonl
 
 OUT = ROOT / "bench-out"
@@ -199,7 +198,7 @@ def collections(names: Sequence[str], limit: int | None) -> list[Collection]:
     sq, sqrels = load_queries(scifact, "train", limit)
     hotpot = dataset("hotpotqa")
     hq, hqrels = load_queries(hotpot, "test", None)
-    beir = lambda chunk: corpus_id(chunk.id)  # noqa: E731
+    beir = lambda chunk: corpus_id(chunk.id)
     corpus = [str(scifact / "corpus.jsonl")]
     found: list[Collection] = []
     for name in names:

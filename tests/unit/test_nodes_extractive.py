@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from ragloom.nodes.extractive import IDK, extractive_answer, missing_names, passage_units
+from ragloom.nodes.extractive import (
+    IDK,
+    extractive_answer,
+    missing_names,
+    passage_units,
+)
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers
 from ragloom.state import Chunk, ScoredChunk
 

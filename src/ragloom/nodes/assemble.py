@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragloom.nodes.deps import RagDeps
-from ragloom.providers import quoting
 from ragloom.nodes.text import clip, estimate_tokens
 from ragloom.nodes.trace import StageClock
+from ragloom.providers import quoting
 from ragloom.state import RagState, ScoredChunk
 
 SEPARATOR = "\n\n"

@@ -66,26 +66,22 @@ _FIELD = re.compile(r"^\s*(?:\*\*)?([^:|\n]{1,48}?)(?:\*\*)?\s*(?::|\s[—–]\s
 _TERM_HEADING = re.compile(r"^(.{1,40}?)\s+[—–-]\s+(\S.*)$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _TERMINAL = re.compile(r"[.!?;:…]['\"”’)\]]*$")
+_DATE = (r"\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|"
+         r"sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|"
+         r"sep|oct|nov|dec)[a-z]*\b")
+_DURATION = (r"\b\d+(?:[.,]\d+)?\s*(?:-\s*)?(?:s|sec|seconds?|min|minutes?|h|hours?|days?|weeks?|"
+             r"months?|years?)\b")
+_OTHER_NUMBER = (r"\bhow\s+(?:many|much|far|big|old|high|fast|heavy|large|wide|tall)\b|"
+                 r"\b(?:what|which)\s+(?:is\s+the\s+|was\s+the\s+)?(?:number|percentage|version|"
+                 r"port|size|temperature|range|speed|weight|age|rate|amount|firmware|release)\b")
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (re.compile(question, re.IGNORECASE), re.compile(unit, re.IGNORECASE))
     for question, unit in (
-        # a date or year
-        (r"\bwhen\b|\b(?:what|which|in\s+what)\s+(?:date|year|day|month)\b",
-         r"\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|"
-         r"sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|"
-         r"sep|oct|nov|dec)[a-z]*\b"),
-        # a duration or frequency
-        (r"\bhow\s+(?:long|often|soon)\b",
-         r"\b\d+(?:[.,]\d+)?\s*(?:-\s*)?(?:s|sec|seconds?|min|minutes?|h|hours?|days?|weeks?|"
-         r"months?|years?)\b"),
-        # a price
+        (r"\bwhen\b|\b(?:what|which|in\s+what)\s+(?:date|year|day|month)\b", _DATE),
+        (r"\bhow\s+(?:long|often|soon)\b", _DURATION),
         (r"\b(?:cost|costs|price|prices|priced|fee|fees)\b|\bhow\s+much\b",
          r"(?:€|\$|£|\b(?:eur|usd|gbp|euros?|dollars?|pounds?|price\w*|free)\b)"),
-        # any other quantity, version or number
-        (r"\bhow\s+(?:many|much|far|big|old|high|fast|heavy|large|wide|tall)\b|"
-         r"\b(?:what|which)\s+(?:is\s+the\s+|was\s+the\s+)?(?:number|percentage|version|port|"
-         r"size|temperature|range|speed|weight|age|rate|amount|firmware|release)\b",
-         r"\d"),
+        (_OTHER_NUMBER, r"\d"),
     )
 )
 """(question pattern, answer pattern) pairs: a question asking for a date, a duration, a price or

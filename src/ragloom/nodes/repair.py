@@ -11,10 +11,9 @@ Markdown heading or list markup copied from a passage is removed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import NamedTuple
-
-import re
 
 from ragloom.nodes.support import SupportScorer, TextEmbedder
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
