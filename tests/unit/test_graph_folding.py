@@ -17,7 +17,7 @@ def test_reduced_keys_are_the_reducer_annotated_state_fields() -> None:
 @pytest.mark.parametrize(("stage", "overrides", "expected"), [
     ("transform", {}, True),
     ("transform", {"transform": {"name": "multi-query"}}, False),
-    ("fuse", {}, False),  # balanced scores (passage-local) sibling evidence
+    ("fuse", {}, False),  # balanced scores sibling evidence
     ("fuse", {"retrieval": {"sibling_weight": 0}}, True),
     ("fuse", {"retrieval": {"sibling_weight": 0, "mmr": True}}, False),
     ("fuse", {"retrieval": {"sibling_weight": 0}, "transform": {"name": "rag-fusion"}}, False),
