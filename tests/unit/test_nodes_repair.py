@@ -179,3 +179,12 @@ def test_the_prompt_repeats_the_citation_rule_after_the_passages_and_fits_max_to
     assert prompt.index("[1] (s1.md)") < prompt.index("Question: How long?") < prompt.index(
         "End every sentence with the number of the passage")
     assert "at most 30 words" in prompt and prompt.rstrip().endswith("Answer:")
+
+
+def test_copied_passage_headers_are_not_citations() -> None:
+    chat = ScriptedChat(responses=[
+        "[1] (s1.md) # Lumen Pro The Lumen Pro array keeps running for 7 days without sun."])
+    update = run(chat)
+    d = detail(update)
+    assert d["echoes_removed"] is True and d["raw_markers"] == []
+    assert update["draft"] == "Lumen Pro The Lumen Pro array keeps running for 7 days without sun [1]."

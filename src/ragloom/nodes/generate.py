@@ -15,7 +15,7 @@ from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.assemble import is_suspicious, prompt_markers, render_context
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.extractive import IDK, MIN_RELEVANCE, extractive_answer
-from ragloom.nodes.repair import EXTRACTIVE_FALLBACK, repair_draft
+from ragloom.nodes.repair import EXTRACTIVE_FALLBACK, repair_draft, strip_echoes
 from ragloom.nodes.text import clip, filter_markers, markers_in
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.providers.chat import complete
@@ -101,7 +101,10 @@ def _repaired(state: RagState, deps: RagDeps, passages: list[ScoredChunk], reply
     """Check the reply's markers, then repair it: cite support, drop the unsupported, or answer
     extractively when nothing is supported."""
     settings = deps.settings.generate
-    draft, cited, removed = check_markers(reply, len(passages))
+    echoes = strip_echoes(reply)
+    if echoes != reply.strip():
+        clock.note(echoes_removed=True)
+    draft, cited, removed = check_markers(echoes, len(passages))
     clock.note(raw_markers=cited, removed_markers=removed)
     if not settings.repair or (draft and is_abstention(draft)):
         return draft or IDK

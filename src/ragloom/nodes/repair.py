@@ -6,7 +6,9 @@ mis-cited sentence that some passage supports gets that passage's marker; a sent
 supports is dropped (or kept uncited, `generate.unsupported: flag`). When no claim is left supported
 the caller answers extractively. Sentences without content words ("Yes.") are kept unmarked;
 questions (a small model echoing a FAQ heading or the prompt) are not claims and are dropped, and
-Markdown heading or list markup copied from a passage is removed.
+Markdown heading or list markup copied from a passage is removed. Before any of this the generate
+node removes what a small model copies from the prompt layout (`strip_echoes`): a copied passage
+header such as `[2] (faq.md)` is not a citation.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from ragloom.nodes.support import SupportScorer, TextEmbedder
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
 
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|>\s+)+")
+_ECHOED_HEADER = re.compile(r"\[\s*\d+\s*\]\s*\([^()\n]{1,160}\)")
+"""The prompt's passage header (`[2] (faq.md)`) copied into a reply: not a citation."""
+_SOURCE_LABEL = re.compile(
+    r"\((?:[^()\s]+\.(?:md|markdown|txt|rst|pdf|csv|html?|jsonl))\)", re.IGNORECASE)
+_INLINE_HEADING = re.compile(r"(?:(?<=\s)|^)#{1,6}\s+")
 ATTRIBUTED = "attributed"
 EXTRACTIVE_FALLBACK = "extractive_fallback"
 UNCHANGED = "none"
@@ -43,6 +50,14 @@ class Repair(NamedTuple):
         """`none` when every claim already cited support, else `attributed`."""
         changed = self.attributed or self.corrected or self.unsupported
         return ATTRIBUTED if changed else UNCHANGED
+
+
+def strip_echoes(reply: str) -> str:
+    """The reply without what a small model copies from the prompt layout: passage headers
+    (`[2] (faq.md)`), source labels and Markdown heading marks."""
+    text = _ECHOED_HEADER.sub(" ", reply)
+    text = _SOURCE_LABEL.sub(" ", text)
+    return _INLINE_HEADING.sub("", text).strip()
 
 
 def _with_markers(claim: str, markers: Sequence[int]) -> str:
