@@ -188,3 +188,15 @@ def test_copied_passage_headers_are_not_citations() -> None:
     d = detail(update)
     assert d["echoes_removed"] is True and d["raw_markers"] == []
     assert update["draft"] == "Lumen Pro The Lumen Pro array keeps running for 7 days without sun [1]."
+
+
+def test_copied_headings_and_titles_are_never_claims() -> None:
+    texts = ["# About Halvard\n\nThe company was founded in 2019 in Bergen.", TEXTS[0]]
+    repaired = repair_draft("About Halvard [1] The company was founded in 2019 in Bergen [1]. "
+                            "Lumen Pro Datasheet [2] Frankfurt, Germany.", texts, allowed=[1, 2],
+                            titles=["", "Lumen Pro Datasheet"])
+    assert repaired.text == "The company was founded in 2019 in Bergen [1]."
+    assert repaired.unsupported[:2] == ["About Halvard.", "Lumen Pro Datasheet."]
+    kept = repair_draft("Bergen, Norway [1]", texts[:1] + ["Bergen, Norway is where it began."],
+                        allowed=[1, 2])
+    assert kept.text == "Bergen, Norway [2]"  # a short answer, not a heading (cited where supported)

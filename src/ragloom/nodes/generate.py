@@ -108,8 +108,9 @@ def _repaired(state: RagState, deps: RagDeps, passages: list[ScoredChunk], reply
     clock.note(raw_markers=cited, removed_markers=removed)
     if not settings.repair or (draft and is_abstention(draft)):
         return draft or IDK
+    titles = [str(p.chunk.metadata.get("title") or "") for p in passages]
     repair = repair_draft(draft, [p.chunk.text for p in passages], shown, embedder=deps.embedder,
-                          keep_unsupported=settings.unsupported == "flag")
+                          keep_unsupported=settings.unsupported == "flag", titles=titles)
     unsupported = [clip(u, 120) for u in repair.unsupported]
     if repair.supported == 0:
         # the model did answer: its best grounded substitute is the most relevant passage unit,

@@ -5,8 +5,9 @@ Each claim (a sentence with content words) is checked with the shared claim-supp
 mis-cited sentence that some passage supports gets that passage's marker; a sentence no passage
 supports is dropped (or kept uncited, `generate.unsupported: flag`). When no claim is left supported
 the caller answers extractively. Sentences without content words ("Yes.") are kept unmarked;
-questions (a small model echoing a FAQ heading or the prompt) are not claims and are dropped, and
-Markdown heading or list markup copied from a passage is removed. Before any of this the generate
+questions (a small model echoing a FAQ heading or the prompt) and copied headings or titles (as
+for extractive answers, a bare heading is never a claim) are dropped, and Markdown heading or list
+markup copied from a passage is removed; a marker followed by a capitalised word ends a sentence. Before any of this the generate
 node removes what a small model copies from the prompt layout (`strip_echoes`): a copied passage
 header such as `[2] (faq.md)` is not a citation.
 """
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ragloom.nodes.support import SupportScorer, TextEmbedder
-from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
+from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize, words
 
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|>\s+)+")
 _ECHOED_HEADER = re.compile(r"\[\s*\d+\s*\]\s*\([^()\n]{1,160}\)")
@@ -26,6 +27,12 @@ _ECHOED_HEADER = re.compile(r"\[\s*\d+\s*\]\s*\([^()\n]{1,160}\)")
 _SOURCE_LABEL = re.compile(
     r"\((?:[^()\s]+\.(?:md|markdown|txt|rst|pdf|csv|html?|jsonl))\)", re.IGNORECASE)
 _INLINE_HEADING = re.compile(r"(?:(?<=\s)|^)#{1,6}\s+")
+_RUN_ON = re.compile(r"(\[\d+(?:\s*,\s*\d+)*\])[ \t]*(?:\n\s*)?(?=[A-Z`\"“(])")
+"""A marker followed by a capitalised word with no punctuation between (`Title [1] The ...`): a
+sentence boundary in a small model's run-on reply."""
+_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_TERMINAL = re.compile(r"[.!?;:…]['\"”’)\]]*$")
+MAX_HEADING_WORDS = 8
 ATTRIBUTED = "attributed"
 EXTRACTIVE_FALLBACK = "extractive_fallback"
 UNCHANGED = "none"
@@ -60,6 +67,35 @@ def strip_echoes(reply: str) -> str:
     return _INLINE_HEADING.sub("", text).strip()
 
 
+def _squash(text: str) -> str:
+    """Lowercase words only, for comparing a claim with heading lines."""
+    return " ".join(words(text))
+
+
+def passage_headings(passages: Sequence[str], titles: Sequence[str] = ()) -> set[str]:
+    """The headings and titles of the passages (Markdown heading lines, first lines, titles)."""
+    found = {_squash(t) for t in titles if t}
+    for text in passages:
+        found |= {_squash(m.group(1)) for m in _HEADING_LINE.finditer(text)}
+        first = text.strip().split("\n", 1)[0]
+        if first and not _TERMINAL.search(first.strip()):
+            found.add(_squash(first))
+    return found - {""}
+
+
+def is_bare_heading(claim: str, headings: set[str]) -> bool:
+    """A copied heading or title, not a claim: one of the passages' headings, or a short
+    Title Case line without end punctuation made only of their words (`Lumen Hub Guide`)."""
+    text = claim.strip()
+    if _squash(text) in headings:
+        return True
+    tokens = text.split()
+    vocabulary = {w for h in headings for w in h.split()}
+    return (not _TERMINAL.search(text) and 0 < len(tokens) <= MAX_HEADING_WORDS
+            and all(t[:1].isupper() or not t[:1].isalpha() for t in tokens)
+            and set(words(text)) <= vocabulary)
+
+
 def _with_markers(claim: str, markers: Sequence[int]) -> str:
     """The claim (markers removed) with its markers before its final punctuation."""
     body = claim.rstrip()
@@ -77,10 +113,14 @@ def repair_draft(
     *,
     embedder: TextEmbedder | None = None,
     keep_unsupported: bool = False,
+    titles: Sequence[str] = (),
 ) -> Repair:
     """Check each sentence of draft against the passages (marker n = passages[n - 1]); cite the
-    supporting passage among `allowed` markers, drop or keep unsupported claims uncited."""
+    supporting passage among `allowed` markers, drop or keep unsupported claims uncited; copied
+    headings and titles (the passages' own, or `titles`) are never claims and are dropped."""
     scorer = SupportScorer(passages, embedder)
+    headings = passage_headings(passages, titles)
+    draft = _RUN_ON.sub(lambda m: f"{m.group(1)}.\n\n", draft)
     pool = [m - 1 for m in allowed if 1 <= m <= len(passages)]
     out: list[str] = []
     kept = attributed = corrected = 0
@@ -88,7 +128,7 @@ def repair_draft(
     for sentence in split_sentences(draft):
         text = _MARKUP.sub("", sentence.text)
         claim = strip_markers(text)
-        if claim.rstrip("'\"”’) ").endswith("?"):
+        if claim.rstrip("'\"”’) ").endswith("?") or is_bare_heading(claim, headings):
             unsupported.append(claim)
             continue
         if not tokenize(claim):
