@@ -200,3 +200,10 @@ def test_copied_headings_and_titles_are_never_claims() -> None:
     kept = repair_draft("Bergen, Norway [1]", texts[:1] + ["Bergen, Norway is where it began."],
                         allowed=[1, 2])
     assert kept.text == "Bergen, Norway [2]"  # a short answer, not a heading (cited where supported)
+
+
+def test_copied_heading_lists_and_stray_punctuation_are_dropped() -> None:
+    texts = ["# About Halvard\n\nThe company was founded in 2019 in Bergen."]
+    repaired = repair_draft("About Halvard\n  About Halvard [1] .\nThe company was founded in "
+                            "2019 in\nBergen [1]. . [1]", texts, allowed=[1])
+    assert repaired.text == "The company was founded in 2019 in\nBergen [1]."

@@ -30,6 +30,9 @@ _INLINE_HEADING = re.compile(r"(?:(?<=\s)|^)#{1,6}\s+")
 _RUN_ON = re.compile(r"(\[\d+(?:\s*,\s*\d+)*\])[ \t]*(?:\n\s*)?(?=[A-Z`\"“(])")
 """A marker followed by a capitalised word with no punctuation between (`Title [1] The ...`): a
 sentence boundary in a small model's run-on reply."""
+_LINE_START = re.compile(r"\n(?=[ \t]+\S)")
+"""An indented reply line is its own item (a copied list of headings); other line breaks may wrap
+a sentence."""
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _TERMINAL = re.compile(r"[.!?;:…]['\"”’)\]]*$")
 MAX_HEADING_WORDS = 8
@@ -120,7 +123,7 @@ def repair_draft(
     headings and titles (the passages' own, or `titles`) are never claims and are dropped."""
     scorer = SupportScorer(passages, embedder)
     headings = passage_headings(passages, titles)
-    draft = _RUN_ON.sub(lambda m: f"{m.group(1)}.\n\n", draft)
+    draft = _LINE_START.sub("\n\n", _RUN_ON.sub(lambda m: f"{m.group(1)}.\n\n", draft))
     pool = [m - 1 for m in allowed if 1 <= m <= len(passages)]
     out: list[str] = []
     kept = attributed = corrected = 0
@@ -132,7 +135,7 @@ def repair_draft(
             unsupported.append(claim)
             continue
         if not tokenize(claim):
-            if claim:
+            if any(ch.isalnum() for ch in claim):
                 out.append(claim)
             continue
         written = list(dict.fromkeys(markers_in(sentence.text)))
