@@ -3,6 +3,14 @@
     python benchmarks/retrieval.py [--dataset scifact] [--queries N] [--scale natural|100k|both]
                                    [--profiles fast,balanced,quality] [--skip-peer]
                                    [--cprofile N] [--json out.json]
+    python benchmarks/retrieval.py --matrix [--collections scifact,...] [--queries N]
+                                   [--profiles balanced,quality] [--json out.json]
+
+`--matrix` prints the ranking matrix: balanced's simpler variants (dense, BM25, RRF, convex,
+with/without sibling evidence) and the shipped profiles on every dataset and chunking we build —
+SciFact at natural, sentence-size and whole-document chunks, HotpotQA, a CSV-rows collection and a
+mixed collection of long Markdown and one-row CSV documents (`benchmarks/retrieval_matrix.py` says
+how each is built and measured).
 
 Prints, per scale, one row per system: chunks | nDCG@10 | R@5 | R@100 | MRR@10 | p50 ms | p95 ms |
 docs/q (mean distinct documents returned per query), then ragloom's mean time per graph stage.
@@ -72,7 +80,14 @@ from typing import Any
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, dataset, peak_rss_mb, percentile, read_jsonl  # noqa: E402
+from _common import (
+    ROOT,
+    corpus_id,
+    dataset,
+    load_queries,
+    peak_rss_mb,
+    percentile,
+)
 
 OUT = ROOT / "bench-out"
 DATA_DIR = OUT / "data"
@@ -87,28 +102,6 @@ SCALES: dict[str, dict[str, Any]] = {
 
 
 # ---------------------------------------------------------------------------------------- data
-
-
-def load_queries(root: Path, split: str, limit: int | None) -> tuple[list[tuple[str, str]], dict]:
-    """Judged queries in file order (first `limit`) and their qrels as {qid: {doc: grade}}."""
-    qrels: dict[str, dict[str, int]] = defaultdict(dict)
-    with (root / "qrels" / f"{split}.tsv").open(encoding="utf-8") as handle:
-        next(handle)
-        for line in handle:
-            if line.strip():
-                qid, doc, score = line.rstrip("\n").split("\t")
-                if int(score) > 0:
-                    qrels[qid][doc] = int(score)
-    queries = [(str(q["_id"]), q["text"]) for q in read_jsonl(root / "queries.jsonl")
-               if str(q["_id"]) in qrels]
-    if limit:
-        queries = queries[:limit]
-    return queries, {qid: dict(qrels[qid]) for qid, _ in queries}
-
-
-def corpus_id(chunk_id: str) -> str:
-    """BEIR `_id` of a chunk: `<source_id>#<_id>::<ordinal>::<hash>` → `_id`."""
-    return chunk_id.rsplit("::", 2)[0].rsplit("#", 1)[1]
 
 
 def doc_ranking(chunk_ids: Iterable[str]) -> dict[str, float]:
@@ -425,9 +418,49 @@ def check_targets(results: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+MATRIX_COLLECTIONS = "scifact,scifact-sent,scifact-doc,hotpotqa,csv-rows,mixed"
+
+
+def run_matrix(args: argparse.Namespace) -> None:
+    """The ranking matrix: every variant and profile on every collection."""
+    import retrieval_matrix as matrix
+
+    names = [n.strip() for n in (args.collections or MATRIX_COLLECTIONS).split(",") if n.strip()]
+    load_start = os.getloadavg()
+    started = time.perf_counter()
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    ingests: dict[str, Any] = {}
+    for spec in matrix.collections(names, args.queries):
+        matrix.ingest(spec)
+        ingests[spec.name] = spec.ingest
+        legs = matrix.compute_legs(spec, matrix.DEPTH)
+        table[spec.name] = matrix.run_variants(spec, legs, matrix.variants(matrix.DEPTH))
+        for profile in args.profiles:
+            row = matrix.run_profile(spec, profile, TOP_N)
+            table[spec.name][f"ragloom {profile} (graph)"] = row
+            print(f"[{spec.name}] {profile}: nDCG@10 {row['ndcg@10']:.3f}, p50 {row['p50_ms']:.1f} ms",
+                  flush=True)
+    load_end = os.getloadavg()
+    print(f"\nranking matrix, {time.perf_counter() - started:.0f} s; load average "
+          f"{load_start[0]:.2f} at start, {load_end[0]:.2f} at end; chunks: "
+          + ", ".join(f"{n} {i['chunks']}" for n, i in ingests.items()))
+    matrix.print_matrix("documents by best chunk", table, "ndcg@10",
+                        extra=[(c, m) for c, m in (("hotpotqa", "both@5"), ("mixed", "csv:ndcg@10"))
+                               if c in table])
+    matrix.print_matrix("documents by best chunk", table, "recall@5")
+    profiles = {c: {r: v for r, v in rows.items() if "p50_ms" in v} for c, rows in table.items()}
+    matrix.print_matrix("graph latency", profiles, "p50_ms")
+    if args.json:
+        args.json.write_text(json.dumps({"table": table, "ingest": ingests,
+                                         "load": [load_start, load_end]}, indent=2, default=str))
+
+
 def main() -> None:
     """Parse arguments, run the scales, print the tables and the targets."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matrix", action="store_true", help="the ranking matrix (see above)")
+    parser.add_argument("--collections", default=None,
+                        help=f"matrix collections (default {MATRIX_COLLECTIONS})")
     parser.add_argument("--dataset", default="scifact")
     parser.add_argument("--split", default="train", help="qrels/<split>.tsv")
     parser.add_argument("--queries", type=int, default=None, help="first N judged queries only")
@@ -439,6 +472,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write figures as JSON")
     args = parser.parse_args()
     args.profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
+    if args.matrix:
+        run_matrix(args)
+        return
     root = dataset(args.dataset)
     queries, qrels = load_queries(root, args.split, args.queries)
     scales = ["natural", "100k"] if args.scale == "both" else [args.scale]

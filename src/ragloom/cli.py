@@ -235,23 +235,37 @@ def _filters(raw: str | None) -> dict[str, Any] | None:
 
 
 def _print_answer(result: RagAnswer, *, show_text: bool) -> None:
+    warnings: list[str] = []
+    for verdict in result.verdicts:
+        if verdict.verdict == "ungrounded":
+            score = f" {verdict.score:.2f}" if verdict.score is not None else ""
+            warnings.append(f"this answer is not supported by the passages it cites "
+                            f"({verdict.stage}{score}: {verdict.reason}); do not take it as fact")
+    if result.best_effort and not warnings:
+        reasons = [str(s.detail["fallback"]) for s in result.trace if s.detail.get("fallback")]
+        warnings.append("best-effort answer (" + ("; ".join(reasons) if reasons
+                                                  else "loop budget or circuit breaker hit") + ")")
     if show_text:
+        for warning in warnings:
+            out.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
         out.print(result.text or "(no answer)", highlight=False)
         out.print()
     if not result.citations:
         out.print("[dim]no sources[/]")
-        return
-    out.print("[bold]Sources[/]")
+    else:
+        out.print("[bold]Sources[/]")
     for c in result.citations:
         where = _display(c.source_id)
         if c.metadata.get("page"):
             where += f" p.{c.metadata['page']}"
+        flag = " [yellow](flagged: possible prompt injection)[/]" if c.metadata.get("suspicious") else ""
         out.print(f"[{c.marker}] {where}  chars {c.start}-{c.end}  "
-                  f"score {c.score:.3f} ({c.score_origin})", highlight=False)
+                  f"score {c.score:.3f} ({c.score_origin}){flag}", highlight=False)
         snippet = " ".join(c.snippet.split())
         out.print(f"    [dim]{snippet[:160]}…[/]", highlight=False)
-    if result.best_effort:
-        err.print("[yellow]warning:[/] best-effort answer (loop budget or circuit breaker hit)")
+    if not show_text:
+        for warning in warnings:
+            err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
 
 
 def _query(question: str, *, retrieval_only: bool, collection: str | None, profile: str | None,

@@ -124,6 +124,12 @@ class RetrievalSettings(_Section):
         description="document-aware fusion: a candidate gains this weight times the discounted "
         "scores of the other candidates from its document (0 = off)",
     )
+    sibling_window: int | None = Field(
+        None, ge=1,
+        description="count only sibling candidates that start within this many characters of "
+        "the chunk's start (passage-local evidence: long documents gain nothing from length; "
+        "chunks longer than the window get no siblings); unset = the whole document",
+    )
     query_precision: Literal["fp32", "int8"] = Field(
         "fp32",
         description="query encoder weights: int8 (ONNX, quantised per channel) is faster; "
@@ -201,8 +207,25 @@ class GenerateSettings(_Section):
     """Answer generation."""
 
     enabled: bool = True
-    max_sentences: int = Field(4, ge=1)
+    max_sentences: int = Field(4, ge=1, description="most sentences of an extractive answer")
     max_chars: int = Field(900, ge=50)
+    repair: bool = Field(
+        True,
+        description="check every sentence of a chat model's answer against the passages (the "
+        "shared claim-support rule): cite the passage that supports an uncited or mis-cited "
+        "sentence; with nothing supported, answer extractively",
+    )
+    unsupported: Literal["drop", "flag"] = Field(
+        "drop",
+        description="what repair does with a sentence no passage supports: drop it, or keep it "
+        "uncited (the groundedness check then flags the answer)",
+    )
+    suspicious: Literal["exclude", "fence"] = Field(
+        "exclude",
+        description="passages flagged suspicious at ingest (possible prompt injection): left out "
+        "of chat prompts, or shown fenced as quoted data under a warning; an extractive answer "
+        "that quotes one says so",
+    )
 
 
 class GroundednessSettings(_Section):

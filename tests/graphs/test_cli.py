@@ -184,3 +184,25 @@ def test_messages_keep_their_brackets(tmp_path: Path, monkeypatch: pytest.Monkey
     result = runner.invoke(app, ["search", "q", "--data-dir", str(tmp_path)])
     assert result.exit_code == 2
     assert "x: marker [n] and [bold]tags[/bold] stay" in " ".join(result.stderr.split())
+
+
+def test_an_ungrounded_answer_prints_a_warning(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from ragloom import runner as runner_module
+    from ragloom.state import Citation, RagAnswer, Verdict
+
+    ungrounded = RagAnswer(
+        question="q", text="The Lumen Ultra costs EUR 999 [1].", best_effort=True,
+        citations=[Citation(marker=1, chunk_id="kb/models.csv#row=1::0::x", source_id="kb/models.csv",
+                            snippet="model: Lumen Max", score=0.5, score_origin="convex", start=0,
+                            end=16)],
+        verdicts=[Verdict(stage="groundedness", verdict="ungrounded", score=0.0,
+                          reason="0/1 claims supported by their cited passages")])
+    monkeypatch.setattr(runner_module, "ask", lambda *a, **k: ungrounded)
+    result = runner.invoke(app, ["ask", "How much is the Lumen Ultra?", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("warning: this answer is not supported by the passages it cites")
+    assert "0/1 claims supported" in lines[0] and lines[1] == ungrounded.text  # warning first
+    grounded = ungrounded.model_copy(update={"best_effort": False, "verdicts": []})
+    monkeypatch.setattr(runner_module, "ask", lambda *a, **k: grounded)
+    assert "warning" not in runner.invoke(app, ["ask", "q", "--data-dir", str(tmp_path)]).output

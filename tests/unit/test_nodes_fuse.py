@@ -167,3 +167,17 @@ def test_fuse_node_applies_sibling_evidence_and_traces_it() -> None:
     assert [s.chunk.id for s in update["fused"]] == ["y1", "y2", "x1"]  # 1.1, 1.0, 0.9
     detail = update["trace"][0].detail
     assert detail["sibling_weight"] == 1.0 and detail["with_siblings"] == 2
+
+
+def test_a_sibling_window_counts_only_nearby_chunks_of_the_document() -> None:
+    def at(cid: str, doc: str, score: float, start: int) -> ScoredChunk:
+        chunk = Chunk(id=cid, source_id=f"{doc}.md", doc_id=doc, text=cid, start=start,
+                      end=start + 80)
+        return ScoredChunk(chunk=chunk, score=score, score_origin="convex")
+
+    ranked = [at("far", "long", 0.9, 0), at("near1", "long", 0.5, 5000), at("near2", "long", 0.4, 5100),
+              at("row", "csv", 0.8, 0)]
+    # whole document: far gains 0.75·(0.5/2 + 0.4/3) = 0.2875 from chunks 5 kB away
+    assert ranking(sibling_evidence(ranked, 0.75))[0] == ("far", 1.1875)
+    local = ranking(sibling_evidence(ranked, 0.75, window=300))
+    assert local == [("far", 0.9), ("row", 0.8), ("near1", 0.65), ("near2", 0.5875)]

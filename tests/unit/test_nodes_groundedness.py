@@ -110,3 +110,17 @@ def test_disabled_is_a_traced_skip() -> None:
 def test_abstention_has_no_claims_to_check() -> None:
     (verdict,) = check("I don't know", deps_for())["verdicts"]
     assert verdict.verdict == "grounded" and "abstention" in verdict.reason
+
+
+def test_an_ungrounded_verdict_marks_the_answer_best_effort() -> None:
+    assert check(UNSUPPORTED, deps_for())["best_effort"] is True
+    assert "best_effort" not in check(SUPPORTED, deps_for())
+
+
+def test_a_wrong_number_is_not_supported() -> None:
+    score, supported, claims = heuristic_score("The battery lasts 14 hours on a full charge [1].",
+                                               [*PASSAGES, PASSAGES[0].model_copy(update={
+                                                   "chunk": PASSAGES[0].chunk.model_copy(update={
+                                                       "text": "The battery lasts 12 hours on a "
+                                                               "full charge."})})])
+    assert (score, supported, claims) == (0.0, 0, 1)

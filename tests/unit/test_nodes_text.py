@@ -67,3 +67,9 @@ def test_clip_prefers_sentence_then_word_boundaries() -> None:
     assert clip("One two. Three four five.", 12) == "One two."
     assert clip("alpha beta gamma", 12) == "alpha beta"
     assert clip("short", 10) == "short"
+
+
+def test_a_cited_sentence_ends_even_before_a_lowercase_word() -> None:
+    text = "It runs for 7 days [1]. model: Lumen Max; price_eur: 529 [2]. e.g. not here."
+    assert [s.text for s in split_sentences(text)] == [
+        "It runs for 7 days [1].", "model: Lumen Max; price_eur: 529 [2].", "e.g. not here."]

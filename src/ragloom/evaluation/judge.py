@@ -10,10 +10,10 @@ Metrics (each in [0, 1], None when it does not apply to a case):
 - citation validity: share of `[n]` markers that resolve to a citation whose passage supports the
   sentence carrying the marker.
 
-The heuristic judge needs no model: a passage supports a claim when it holds at least 60 % of the
-claim's stemmed content words (the groundedness node's rule) and every number the claim states;
-relevancy is the cosine similarity of the question and the answer under
-the configured embedder. The LLM judge asks the configured chat model short JSON questions, one
+The heuristic judge needs no model: a passage supports a claim under the pipeline's own shared rule
+(`ragloom.nodes.support`: stemmed-token coverage blended with the best claim-to-sentence cosine
+under the configured embedder, at least 0.6, and every number the claim states present);
+relevancy is the cosine similarity of the question and the answer under the configured embedder. The LLM judge asks the configured chat model short JSON questions, one
 call per metric and case; an unusable reply falls back to the heuristic for that item and is
 counted in `fallbacks`. Every report names the judge that ran.
 """
@@ -26,12 +26,19 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragloom.errors import ConfigError
 from ragloom.evaluation.metrics import is_refusal
+from ragloom.nodes.support import (
+    SUPPORTED,
+    SupportScorer,
+    TextEmbedder,
+    coverage,
+    is_supported,
+)
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
 
 if TYPE_CHECKING:
@@ -39,18 +46,9 @@ if TYPE_CHECKING:
 
     from ragloom.settings import RagSettings
 
-SUPPORT = 0.6
-"""Token coverage at which a passage supports a claim (the groundedness node's threshold)."""
 REFERENCE_USEFUL = 0.5
 """Share of the reference answer's tokens a passage must hold to count as useful for it."""
 JUDGES = ("auto", "heuristic", "llm")
-
-
-class TextEmbedder(Protocol):
-    """What the heuristic judge needs from an embedder."""
-
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors for texts."""
 
 
 @dataclass
@@ -101,25 +99,9 @@ def claims_of(text: str) -> list[tuple[str, list[int]]]:
     return found
 
 
-def coverage(claim: str, evidence: str) -> float:
-    """Share of the claim's content tokens present in the evidence (0 for no tokens)."""
-    tokens = set(tokenize(claim))
-    if not tokens:
-        return 0.0
-    return len(tokens & set(tokenize(evidence))) / len(tokens)
-
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
-
-def numbers_of(text: str) -> set[str]:
-    """The numbers written in a text (`3.99`, `2025-09-02` gives 2025, 09, 02)."""
-    return set(_NUMBER.findall(text))
-
-
-def supports(claim: str, passage: str) -> bool:
-    """Heuristic support: the passage covers the claim's content tokens and all its numbers."""
-    return coverage(claim, passage) >= SUPPORT and numbers_of(claim) <= numbers_of(passage)
+def supports(claim: str, passage: str, embedder: TextEmbedder | None = None) -> bool:
+    """Heuristic support: the shared claim-support rule of the pipeline (numbers must match)."""
+    return is_supported(claim, [passage], embedder=embedder)
 
 
 def average_precision(relevant: Sequence[bool]) -> float:
@@ -219,8 +201,9 @@ class HeuristicJudge(Judge):
                  cache_size: int = 4096) -> None:
         super().__init__()
         self.embedder = embedder
-        self.name = (f"heuristic (support: token coverage ≥ {SUPPORT} and same numbers; "
-                     f"relevancy: {embedder_name} cosine)")
+        semantic = f" blended with {embedder_name} sentence cosine" if embedder else ""
+        self.name = (f"heuristic (support: shared claim-support rule, token coverage{semantic} "
+                     f"≥ {SUPPORTED}, same numbers; relevancy: {embedder_name} cosine)")
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -239,16 +222,28 @@ class HeuristicJudge(Judge):
         with self._lock:
             return [self._cache[t] for t in texts]
 
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors for texts, through the judge's cache (the support rule's embedder)."""
+        return np.stack(self._vectors(texts)) if texts else np.zeros((0, 1), dtype=np.float32)
+
+    def _support_embedder(self) -> HeuristicJudge | None:
+        """The embedder the support rule uses: this judge's cache, or none offline."""
+        return self if self.embedder is not None else None
+
     def cosine(self, a: str, b: str) -> float:
         """Cosine similarity of two texts under the embedder, clamped to [0, 1]."""
         va, vb = self._vectors([a, b])
         return float(min(1.0, max(0.0, float(va @ vb))))
 
     def supported(self, claims: list[str], evidence: list[str]) -> list[bool]:
-        return [any(supports(c, passage) for passage in evidence) for c in claims]
+        if not evidence:
+            return [False] * len(claims)
+        scorer = SupportScorer(evidence, self._support_embedder())
+        return [scorer.best(c)[1].supported for c in claims]
 
     def pair_supported(self, pairs: list[tuple[str, str]]) -> list[bool]:
-        return [supports(sentence, passage) for sentence, passage in pairs]
+        return [supports(sentence, passage, self._support_embedder())
+                for sentence, passage in pairs]
 
     def relevancy(self, question: str, answer: str) -> float:
         text = strip_markers(answer)
@@ -269,7 +264,8 @@ class HeuristicJudge(Judge):
     def attributed(self, claims: list[str], contexts: list[str]) -> list[bool]:
         joined = "\n".join(contexts)
         folded = " ".join(joined.casefold().split())
-        return [supports(c, joined) or " ".join(c.casefold().split()) in folded for c in claims]
+        return [supports(c, joined, self._support_embedder())
+                or " ".join(c.casefold().split()) in folded for c in claims]
 
 
 _JSON = re.compile(r"\{.*\}", re.DOTALL)

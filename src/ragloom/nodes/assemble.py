@@ -4,6 +4,10 @@ Budget rule: passages are taken greedily in rank order; one whose rendered block
 dropped (and counted) and smaller lower-ranked ones may still fit. Only the best passage is ever
 truncated, when it alone exceeds the budget, so an answer always has context; its `end` offset is
 moved to match. Markers are rank based ([1] = best); the layout only changes the prompt order.
+
+Passages flagged `suspicious` at ingest (possible prompt injection) are rendered fenced as quoted
+data under a warning, and the budget counts them that way; a prompt may also leave them out
+(`generate.suspicious: exclude`), keeping the other passages' markers.
 """
 
 from __future__ import annotations
@@ -14,14 +18,34 @@ from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.pool import current_ranking
 from ragloom.nodes.text import clip, estimate_tokens
 from ragloom.nodes.trace import StageClock
+from ragloom.providers import quoting
 from ragloom.state import RagState, ScoredChunk
 
 SEPARATOR = "\n\n"
 
 
+def is_suspicious(scored: ScoredChunk) -> bool:
+    """True when ingest flagged the passage's document as possible prompt injection."""
+    return quoting.is_suspicious(scored.chunk.metadata)
+
+
+def suspicious_signals(scored: ScoredChunk) -> str:
+    """The injection signals recorded at ingest, comma-separated ('unspecified' when none)."""
+    return quoting.suspicious_signals(scored.chunk.metadata)
+
+
+def source_label(source_id: str) -> str:
+    """The short name a prompt shows for a source: its file name (or URL path end), not the path."""
+    tail = source_id.rstrip("/").rsplit("/", 1)[-1]
+    return tail or source_id
+
+
 def render_passage(marker: int, scored: ScoredChunk) -> str:
-    """The prompt block of one passage: `[n] (source) text`."""
-    return f"[{marker}] ({scored.chunk.source_id}) {scored.chunk.text}"
+    """The prompt block of one passage: `[n] (source) text`; suspicious text fenced as data."""
+    head = f"[{marker}] ({source_label(scored.chunk.source_id)})"
+    if not is_suspicious(scored):
+        return f"{head} {scored.chunk.text}"
+    return f"{head} {quoting.fenced(scored.chunk.text, scored.chunk.metadata)}"
 
 
 def layout_order(count: int, ordering: str) -> list[int]:
@@ -32,9 +56,18 @@ def layout_order(count: int, ordering: str) -> list[int]:
     return markers[0::2] + markers[1::2][::-1]
 
 
-def render_context(passages: Sequence[ScoredChunk], ordering: str) -> str:
-    """The context block for the prompt: passages in layout order, each with its rank marker."""
-    order = layout_order(len(passages), ordering)
+def prompt_markers(passages: Sequence[ScoredChunk], suspicious: str = "fence") -> list[int]:
+    """Markers of the passages a prompt may show: all, or none flagged suspicious (`exclude`)."""
+    return [m for m, p in enumerate(passages, start=1)
+            if suspicious != "exclude" or not is_suspicious(p)]
+
+
+def render_context(passages: Sequence[ScoredChunk], ordering: str,
+                   suspicious: str = "fence") -> str:
+    """The context block for the prompt: passages in layout order, each with its rank marker;
+    suspicious ones fenced (`fence`) or left out (`exclude`)."""
+    shown = set(prompt_markers(passages, suspicious))
+    order = [m for m in layout_order(len(passages), ordering) if m in shown]
     return SEPARATOR.join(render_passage(m, passages[m - 1]) for m in order)
 
 
@@ -88,5 +121,6 @@ def assemble(state: RagState, deps: RagDeps) -> dict:
             token_budget=settings.token_budget,
             ordering=settings.ordering,
             layout=layout_order(len(passages), settings.ordering),
+            suspicious=[m for m, p in enumerate(passages, start=1) if is_suspicious(p)],
         )
     return {"passages": passages, "trace": clock.trace()}

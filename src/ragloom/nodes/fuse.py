@@ -92,24 +92,31 @@ def union_max(
     return merged[:limit] if limit is not None else merged
 
 
-def sibling_evidence(ranked: Sequence[ScoredChunk], weight: float) -> list[ScoredChunk]:
+def _siblings(scored: ScoredChunk, same_doc: Sequence[ScoredChunk], window: int | None) -> list[float]:
+    """Scores of the other candidates of the chunk's document (within window chars of its start
+    when a window is given), best first."""
+    return sorted((o.score for o in same_doc if o is not scored and (
+        window is None or abs(o.chunk.start - scored.chunk.start) <= window)), reverse=True)
+
+
+def sibling_evidence(ranked: Sequence[ScoredChunk], weight: float,
+                     window: int | None = None) -> list[ScoredChunk]:
     """Document-aware rescoring: a chunk gains weight × Σ s_i / (i + 2) over the other candidates
     of its document, best first (the best sibling counts ½, the next ⅓, ...); then re-sorted.
 
-    With small chunks a relevant document matches in several of them; the discount keeps long
-    documents with many weak matches from winning on count. Meant for fused scores in [0, 1].
+    With small chunks a relevant passage matches in several of them. With `window`, only
+    candidates starting within that many characters of the chunk's start count: evidence from the
+    same passage, never from elsewhere in a long document, so documents do not win on length or
+    chunk count (chunks longer than the window get no siblings). Meant for fused scores in [0, 1].
     """
     if weight <= 0:
         return list(ranked)
-    by_doc: dict[str, list[float]] = defaultdict(list)
+    by_doc: dict[str, list[ScoredChunk]] = defaultdict(list)
     for scored in ranked:
-        by_doc[scored.chunk.doc_id].append(scored.score)
-    for scores in by_doc.values():
-        scores.sort(reverse=True)
+        by_doc[scored.chunk.doc_id].append(scored)
     rescored: list[ScoredChunk] = []
     for scored in ranked:
-        others = list(by_doc[scored.chunk.doc_id])
-        others.remove(scored.score)
+        others = _siblings(scored, by_doc[scored.chunk.doc_id], window)
         bonus = weight * sum(score / (i + 2) for i, score in enumerate(others))
         rescored.append(scored if not others else ScoredChunk(
             chunk=scored.chunk, score=scored.score + bonus,
@@ -172,8 +179,9 @@ def fuse(state: RagState, deps: RagDeps) -> dict:
             fused = union_max(lists, limit=limit)
         clock.note(method=method, probes=len(lists), inputs=sum(len(c) for c in lists))
         if settings.retrieval.sibling_weight > 0:
-            fused = sibling_evidence(fused, settings.retrieval.sibling_weight)
-            clock.note(sibling_weight=settings.retrieval.sibling_weight,
+            window = settings.retrieval.sibling_window
+            fused = sibling_evidence(fused, settings.retrieval.sibling_weight, window)
+            clock.note(sibling_weight=settings.retrieval.sibling_weight, sibling_window=window,
                        with_siblings=sum(s.score_origin.endswith("+siblings") for s in fused))
         if settings.retrieval.mmr and len(fused) > 1:
             fused = _diversify(state, deps, fused)

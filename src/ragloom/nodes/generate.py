@@ -1,170 +1,37 @@
-"""The generate node: a grounded answer with `[n]` markers, from a chat model or extractively."""
+"""The generate node: a grounded answer with `[n]` markers, from a chat model or extractively.
+
+A chat model's answer is repaired before it leaves the node (`nodes/repair.py`): sentences that
+cite no supporting passage get the marker of the passage that supports them or are dropped, and an
+answer with nothing supported becomes the extractive answer (`nodes/extractive.py`). Passages
+flagged suspicious at ingest are left out of the prompt (`generate.suspicious: exclude`, the
+default) or fenced as quoted data (`fence`).
+"""
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
 
-import numpy as np
-
-from ragloom.nodes.assemble import render_context
+from ragloom.errors import ChatUnavailableError
+from ragloom.nodes.assemble import is_suspicious, prompt_markers, render_context
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.text import (
-    clip,
-    filter_markers,
-    markers_in,
-    split_sentences,
-    strip_markers,
-    tokenize,
-    words,
-)
+from ragloom.nodes.extractive import IDK, MIN_RELEVANCE, extractive_answer
+from ragloom.nodes.repair import EXTRACTIVE_FALLBACK, repair_draft, strip_echoes
+from ragloom.nodes.text import clip, filter_markers, markers_in
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.providers.chat import complete
 from ragloom.state import Citation, RagState, ScoredChunk
 
-IDK = "I don't know"
 NO_CONTEXT = "I don't know: no passages were retrieved for this question."
 SNIPPET_CHARS = 300
-MIN_RELEVANCE = 0.3
-RELATIVE_RELEVANCE = 0.7
-SEMANTIC_WEIGHT = 0.6
-RANK_PRIOR = 0.1
-REDUNDANT_JACCARD = 0.7
-MIN_SENTENCE_WORDS = 3
+WORDS_PER_TOKEN = 0.75
+MAX_ANSWER_WORDS = 120
 
 SYSTEM_PROMPT = (
-    "You answer questions using only the numbered passages you are given.\n"
-    "- After every sentence or claim, put the marker of the passage that supports it, like [1] "
-    "or [2]; cite only passages that really support the claim.\n"
-    "- Use only what the passages state; add no outside knowledge.\n"
-    f"- If the passages do not contain the answer, reply exactly: {IDK}\n"
-    "- Be concise."
+    "You answer questions using only the numbered passages the user gives you. Every sentence of "
+    "your answer ends with the number of the passage that supports it in square brackets, like "
+    f"[1]. Add no outside knowledge. If the passages do not answer the question, reply exactly: "
+    f"{IDK}"
 )
-
-_BULLET = re.compile(r"^(?:[-*•]|#+)\s+")
-_TRAILING_PUNCT = re.compile(r"^(.*?)([.!?]+['\"”’)]*)$", re.DOTALL)
-
-
-class _Candidate(NamedTuple):
-    """A sentence considered by the extractive generator."""
-
-    score: float
-    relevance: float
-    marker: int
-    text: str
-    tokens: frozenset[str]
-
-
-class SentenceEmbedder(Protocol):
-    """What the extractive generator needs from an embedder: unit vectors for texts."""
-
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        """Embed texts into unit vectors."""
-
-
-def _idf(question_terms: set[str], passage_terms: Sequence[set[str]]) -> dict[str, float]:
-    """IDF-ish weights of the question terms over the passage set (absent terms weigh most)."""
-    n = len(passage_terms)
-    weights: dict[str, float] = {}
-    for term in question_terms:
-        df = sum(1 for terms in passage_terms if term in terms)
-        weights[term] = math.log(1.0 + n / df) if df else math.log(1.0 + 2.0 * n)
-    return weights
-
-
-def _sentences(passages: Sequence[ScoredChunk]) -> list[tuple[int, str, str]]:
-    """(marker, sentence, sentence with its heading for context) of every passage; questions
-    (FAQ headings) are never answers, so they are left out."""
-    found: list[tuple[int, str, str]] = []
-    for marker, scored in enumerate(passages, start=1):
-        section = str(scored.chunk.metadata.get("section") or scored.chunk.metadata.get("title") or "")
-        heading = section.split(" > ")[-1]
-        for sentence in split_sentences(scored.chunk.text):
-            text = _BULLET.sub("", " ".join(strip_markers(sentence.text).split()))
-            if len(words(text)) >= MIN_SENTENCE_WORDS and not text.endswith("?"):
-                found.append((marker, text, f"{heading}: {text}" if heading else text))
-    return found
-
-
-def _similarities(question: str, contexts: list[str], embedder: SentenceEmbedder | None) -> list[float]:
-    """Cosine similarity of each sentence (with its heading) to the question; zeros offline."""
-    if embedder is None or not contexts:
-        return [0.0] * len(contexts)
-    vectors = embedder.embed_array([question, *contexts])
-    return [float(v) for v in vectors[1:] @ vectors[0]]
-
-
-def _candidates(question: str, passages: Sequence[ScoredChunk],
-                embedder: SentenceEmbedder | None) -> list[_Candidate]:
-    """Score sentences by weighted question-term coverage, semantic similarity and rank."""
-    asked = set(tokenize(question))
-    if not asked:
-        return []
-    weights = _idf(asked, [set(tokenize(p.chunk.text)) for p in passages])
-    total = sum(weights.values())
-    sentences = _sentences(passages)
-    similarity = _similarities(question, [context for _, _, context in sentences], embedder)
-    found: list[_Candidate] = []
-    for (marker, text, _), sim in zip(sentences, similarity):
-        tokens = frozenset(tokenize(text))
-        coverage = sum(weights[t] for t in asked & tokens) / total
-        relevance = coverage if embedder is None else SEMANTIC_WEIGHT * sim + (1 - SEMANTIC_WEIGHT) * coverage
-        found.append(_Candidate(relevance + RANK_PRIOR / marker, relevance, marker, text, tokens))
-    return sorted(found, key=lambda c: -c.score)
-
-
-def _cite(sentence: str, marker: int) -> str:
-    """Place the marker before the sentence's final punctuation."""
-    match = _TRAILING_PUNCT.match(sentence)
-    if match:
-        return f"{match.group(1)} [{marker}]{match.group(2)}"
-    return f"{sentence} [{marker}]"
-
-
-def _redundant(tokens: frozenset[str], chosen: Sequence[_Candidate]) -> bool:
-    """True when tokens mostly repeat an already chosen sentence."""
-    for other in chosen:
-        union = tokens | other.tokens
-        if union and len(tokens & other.tokens) / len(union) >= REDUNDANT_JACCARD:
-            return True
-    return False
-
-
-def extractive_answer(
-    question: str,
-    passages: Sequence[ScoredChunk],
-    max_sentences: int,
-    max_chars: int,
-    embedder: SentenceEmbedder | None = None,
-) -> str:
-    """Pick the passage sentences most relevant to the question, each with its marker, or IDK.
-
-    Relevance is weighted question-term coverage, blended with the embedding similarity of the
-    sentence (prefixed by its section heading) when an embedder is given.
-    """
-    ranked = _candidates(question, passages, embedder)
-    if not ranked or ranked[0].relevance < MIN_RELEVANCE:
-        return IDK
-    floor = max(MIN_RELEVANCE, RELATIVE_RELEVANCE * ranked[0].relevance)
-    chosen: list[_Candidate] = []
-    parts: list[str] = []
-    for candidate in ranked:
-        if len(chosen) == max_sentences or candidate.relevance < floor:
-            break
-        if _redundant(candidate.tokens, chosen):
-            continue
-        room = max_chars - len(" ".join(parts)) - (1 if parts else 0)
-        cited = _cite(candidate.text, candidate.marker)
-        if len(cited) > room:
-            if parts:
-                continue
-            limit = room - len(f" [{candidate.marker}]") - 1
-            cited = _cite(clip(candidate.text, limit) + "…", candidate.marker)
-        chosen.append(candidate)
-        parts.append(cited)
-    return " ".join(parts)
 
 
 def check_markers(draft: str, passage_count: int) -> tuple[str, list[int], list[int]]:
@@ -196,10 +63,23 @@ def build_citations(passages: Sequence[ScoredChunk], markers: Sequence[int]) -> 
     return citations
 
 
-def user_prompt(question: str, passages: Sequence[ScoredChunk], ordering: str) -> str:
-    """The user turn: passages in layout order, then the question."""
-    context = render_context(passages, ordering)
-    return f"Passages:\n\n{context}\n\nQuestion: {question}\n\nAnswer with [n] markers:"
+def answer_words(max_tokens: int) -> int:
+    """The word budget the prompt asks for, so the reply fits `chat.max_tokens`."""
+    return max(8, min(MAX_ANSWER_WORDS, int(max_tokens * WORDS_PER_TOKEN)))
+
+
+def user_prompt(question: str, passages: Sequence[ScoredChunk], ordering: str,
+                suspicious: str = "exclude", max_tokens: int = 512, max_sentences: int = 4) -> str:
+    """The user turn for small models too: numbered passages, the question, then the instruction
+    to cite repeated after them, with a length that fits max_tokens."""
+    context = render_context(passages, ordering, suspicious)
+    return (
+        f"Passages:\n\n{context}\n\nQuestion: {question}\n\n"
+        f"Answer the question in 1 to {max_sentences} short sentences (at most "
+        f"{answer_words(max_tokens)} words), using only the passages above. End every sentence "
+        "with the number of the passage it comes from in square brackets, for example [1] or [2]. "
+        f"If the passages do not contain the answer, reply exactly: {IDK}\n\nAnswer:"
+    )
 
 
 def is_abstention(draft: str) -> bool:
@@ -207,22 +87,67 @@ def is_abstention(draft: str) -> bool:
     return draft.strip().lower().startswith(IDK.lower())
 
 
-def _draft(state: RagState, deps: RagDeps, passages: list[ScoredChunk], clock: StageClock) -> str:
-    """Generate the raw draft with the chat model, or extractively without one."""
+def _extractive(state: RagState, deps: RagDeps, passages: list[ScoredChunk],
+                min_relevance: float = MIN_RELEVANCE) -> str:
+    """The offline answer: passage units extracted for the question."""
+    settings = deps.settings.generate
+    return extractive_answer(state["question"], passages, settings.max_sentences,
+                             settings.max_chars, embedder=deps.embedder,
+                             min_relevance=min_relevance)
+
+
+def _repaired(state: RagState, deps: RagDeps, passages: list[ScoredChunk], reply: str,
+              shown: list[int], clock: StageClock) -> str:
+    """Check the reply's markers, then repair it: cite support, drop the unsupported, or answer
+    extractively when nothing is supported."""
+    settings = deps.settings.generate
+    echoes = strip_echoes(reply)
+    if echoes != reply.strip():
+        clock.note(echoes_removed=True)
+    draft, cited, removed = check_markers(echoes, len(passages))
+    clock.note(raw_markers=cited, removed_markers=removed)
+    if not settings.repair or (draft and is_abstention(draft)):
+        return draft or IDK
+    titles = [str(p.chunk.metadata.get("title") or "") for p in passages]
+    repair = repair_draft(draft, [p.chunk.text for p in passages], shown, embedder=deps.embedder,
+                          keep_unsupported=settings.unsupported == "flag", titles=titles)
+    unsupported = [clip(u, 120) for u in repair.unsupported]
+    if repair.supported == 0:
+        # the model did answer: its best grounded substitute is the most relevant passage unit,
+        # without the offline answerer's own relevance floor (names absent from every passage
+        # still mean "I don't know")
+        clock.note(repair=EXTRACTIVE_FALLBACK, unsupported=unsupported)
+        return _extractive(state, deps, passages, min_relevance=0.0)
+    clock.note(repair=repair.action, kept=repair.kept, attributed=repair.attributed,
+               corrected=repair.corrected, unsupported=unsupported,
+               unsupported_policy=settings.unsupported)
+    return repair.text
+
+
+def _draft(state: RagState, deps: RagDeps, passages: list[ScoredChunk],
+           clock: StageClock) -> tuple[str, bool]:
+    """The answer draft and whether it is best-effort: the chat model's (repaired), or the
+    extractive one without a chat model or when it does not answer."""
     settings = deps.settings
-    if deps.chat is not None:
-        clock.note(generator="chat")
-        prompt = user_prompt(state["question"], passages, settings.assemble.ordering)
+    if deps.chat is None:
+        log_once("generate.extractive", "no chat model: answers are extracted from the passages")
+        clock.note(generator="extractive", offline=True)
+        return _extractive(state, deps, passages), False
+    policy = settings.generate.suspicious
+    shown = prompt_markers(passages, policy)
+    clock.note(generator="chat", prompt_passages=shown, suspicious_policy=policy,
+               suspicious_excluded=[m for m in range(1, len(passages) + 1) if m not in shown])
+    prompt = user_prompt(state["question"], passages, settings.assemble.ordering, policy,
+                         settings.chat.max_tokens, settings.generate.max_sentences)
+    try:
         reply = complete(deps.chat, SYSTEM_PROMPT, prompt)
-        if not reply:
-            clock.note(empty_reply=True)
-        return reply or IDK
-    log_once("generate.extractive", "no chat model: answers are extracted from the passages")
-    clock.note(generator="extractive", offline=True)
-    return extractive_answer(
-        state["question"], passages, settings.generate.max_sentences, settings.generate.max_chars,
-        embedder=deps.embedder,
-    )
+    except ChatUnavailableError as exc:
+        log_once("generate.chat-unavailable", f"chat model unavailable, answering extractively: {exc}")
+        clock.note(generator="extractive", fallback=f"extractive: {exc}")
+        return _extractive(state, deps, passages), True
+    if not reply:
+        clock.note(empty_reply=True)
+    return _repaired(state, deps, passages, reply, shown, clock), False
 
 
 def generate(state: RagState, deps: RagDeps) -> dict:
@@ -236,6 +161,9 @@ def generate(state: RagState, deps: RagDeps) -> dict:
         if not passages:
             clock.note(generator="none", reason="no passages: no model call")
             return {"draft": NO_CONTEXT, "citations": [], "trace": clock.trace()}
-        draft, cited, removed = check_markers(_draft(state, deps, passages, clock), len(passages))
-        clock.note(cited=cited, removed_markers=removed, abstained=is_abstention(draft))
-    return {"draft": draft, "citations": build_citations(passages, cited), "trace": clock.trace()}
+        text, best_effort = _draft(state, deps, passages, clock)
+        draft, cited, _ = check_markers(text, len(passages))
+        clock.note(cited=cited, abstained=is_abstention(draft),
+                   suspicious_cited=[m for m in cited if is_suspicious(passages[m - 1])])
+    update = {"draft": draft, "citations": build_citations(passages, cited), "trace": clock.trace()}
+    return {**update, "best_effort": True} if best_effort else update

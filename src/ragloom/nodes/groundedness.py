@@ -1,4 +1,9 @@
-"""The groundedness node: check that every claim is supported by the passages it cites."""
+"""The groundedness node: check that every claim is supported by the passages it cites.
+
+The heuristic checker applies the shared claim-support rule (`nodes/support.py`: stemmed-token
+coverage blended with sentence similarity, numbers must match) to each sentence and the passages
+its markers cite. An `ungrounded` verdict marks the answer best-effort, so every surface warns.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,17 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ragloom.errors import ChatUnavailableError
+from ragloom.nodes.assemble import render_context
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.generate import is_abstention
+from ragloom.nodes.support import SupportScorer, TextEmbedder
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.providers.chat import complete
 from ragloom.state import RagState, ScoredChunk, Verdict
 
 STAGE = "groundedness"
-CLAIM_SUPPORT = 0.6
 LLM_SYSTEM = (
     "You check whether an answer is supported by the passages. Reply with JSON only: "
     '{"grounded": true or false, "score": number between 0 and 1 (share of supported claims)}.'
@@ -23,26 +30,19 @@ LLM_SYSTEM = (
 _JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
 
 
-def claim_support(claim: str, cited: Sequence[str]) -> float:
-    """Share of the claim's content tokens found in the cited passages (0 when nothing is cited)."""
-    tokens = set(tokenize(claim))
-    if not tokens or not cited:
-        return 0.0
-    evidence = set(tokenize(" ".join(cited)))
-    return len(tokens & evidence) / len(tokens)
-
-
-def heuristic_score(draft: str, passages: Sequence[ScoredChunk]) -> tuple[float, int, int]:
-    """Return (supported share, supported, claims); a claim is a sentence with content words."""
+def heuristic_score(draft: str, passages: Sequence[ScoredChunk],
+                    embedder: TextEmbedder | None = None) -> tuple[float, int, int]:
+    """Return (supported share, supported, claims); a claim is a sentence with content words,
+    supported when the passages its markers cite support it under the shared rule."""
+    scorer = SupportScorer([p.chunk.text for p in passages], embedder)
     claims = supported = 0
     for sentence in split_sentences(draft):
         claim = strip_markers(sentence.text)
         if not tokenize(claim):
             continue
         claims += 1
-        markers = [m for m in markers_in(sentence.text) if 1 <= m <= len(passages)]
-        cited = [passages[m - 1].chunk.text for m in markers]
-        supported += claim_support(claim, cited) >= CLAIM_SUPPORT
+        cited = sorted({m - 1 for m in markers_in(sentence.text) if 1 <= m <= len(passages)})
+        supported += bool(cited) and scorer.assess(claim, cited).supported
     return (supported / claims if claims else 1.0), supported, claims
 
 
@@ -87,13 +87,15 @@ def parse_llm_verdict(text: str, threshold: float) -> tuple[bool, float] | None:
 def _llm_check(
     draft: str, passages: Sequence[ScoredChunk], deps: RagDeps, clock: StageClock
 ) -> tuple[bool, float] | None:
-    """Ask the chat model for a verdict; None (traced) when the call or the parse fails."""
-    context = "\n\n".join(f"[{i}] {p.chunk.text}" for i, p in enumerate(passages, start=1))
+    """Ask the chat model for a verdict; None (traced) when the call or the parse fails.
+
+    Suspicious passages follow `generate.suspicious` (left out or fenced as quoted data)."""
+    context = render_context(passages, "linear", deps.settings.generate.suspicious)
     prompt = f"Passages:\n\n{context}\n\nAnswer:\n{draft}"
     try:
         reply = complete(deps.chat, LLM_SYSTEM, prompt)  # type: ignore[arg-type]
-    except Exception as exc:  # noqa: BLE001 - falls back to the heuristic, traced
-        clock.note(fallback=f"heuristic: chat model failed: {type(exc).__name__}: {exc}")
+    except ChatUnavailableError as exc:
+        clock.note(fallback=f"heuristic: chat model failed: {exc}", chat_unavailable=True)
         return None
     parsed = parse_llm_verdict(reply, deps.settings.groundedness.threshold)
     if parsed is None:
@@ -134,7 +136,7 @@ def groundedness(state: RagState, deps: RagDeps) -> dict:
             reason = "llm checker"
         else:
             checker = "heuristic"
-            score, supported, claims = heuristic_score(draft, passages)
+            score, supported, claims = heuristic_score(draft, passages, deps.embedder)
             grounded = score >= settings.threshold
             reason = f"{supported}/{claims} claims supported by their cited passages"
         verdict = Verdict(
@@ -146,4 +148,8 @@ def groundedness(state: RagState, deps: RagDeps) -> dict:
         clock.note(
             checker=checker, verdict=verdict.verdict, score=score, threshold=settings.threshold
         )
-    return {"verdicts": [verdict], "trace": clock.trace()}
+        if not grounded:
+            clock.note(best_effort="ungrounded answer: flagged to the user")
+    update: dict = {"verdicts": [verdict], "trace": clock.trace()}
+    flagged = not grounded or clock.detail.get("chat_unavailable", False)
+    return {**update, "best_effort": True} if flagged else update

@@ -15,6 +15,9 @@ _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "st", "fig", "no", "cf", "al"}
 )
 _MARKER = re.compile(r"(\s*)\[(\s*\d+\s*(?:[,;]\s*\d+\s*)*)\]")
+_CITED_END = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]\s*[.!?]+$")
+"""A sentence end right after a citation marker (`... [2].`): always a boundary, even before a
+lowercase word (an extracted unit such as `model: Lumen Max; ...`)."""
 _local = threading.local()
 
 
@@ -83,7 +86,8 @@ def _boundaries(text: str) -> list[int]:
     for match in _SENTENCE_END.finditer(text):
         rest = text[match.end() :]
         follower = rest.lstrip()
-        if rest and (rest == follower or (follower and follower[0].islower())):
+        cited = bool(_CITED_END.search(text[: match.end()])) and rest != follower
+        if not cited and rest and (rest == follower or (follower and follower[0].islower())):
             continue
         if _is_abbreviation(text, match.start()):
             continue

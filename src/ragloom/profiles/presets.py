@@ -1,15 +1,22 @@
 """Profile presets (DESIGN.md §3); each expands to a full settings layer.
 
 Hybrid profiles fuse the legs with a convex combination of min-max-normalised scores (equal
-weights) rather than RRF: measured on SciFact train (809 q) nDCG@10 0.726 vs RRF k=60 0.706, and on
-HotpotQA (40 q) 0.822 vs 0.786 (docs/benchmarks.md). `retrieval.fusion: rrf` (k = rrf_k) remains.
+weights, untuned) over 100 candidates per leg. In the ranking matrix (docs/benchmarks.md,
+`benchmarks/retrieval.py --matrix`) it is at least as good as dense, BM25 and RRF k=60 in nDCG@10
+on every collection built: SciFact at natural, sentence-size and whole-document chunks, HotpotQA,
+CSV rows and a mixed long-Markdown + CSV-rows collection.
 
-Hybrid profiles also score sibling evidence (weight 0.75) over 100 candidates (DESIGN.md says 50
-for balanced; the deeper pool is what lets sibling evidence work): with sentence-size chunks (103k)
-SciFact nDCG@10 rises 0.629 → 0.672, at the natural size it is neutral (0.725 → 0.728). Quality
-keeps a deeper pool than balanced (150). The fast profile stays dense-only: one int8 ONNX query
-embedding (~2 ms faster than float32 here, nDCG@10 0.678 vs 0.674 natural, 0.623 vs 0.620 at 103k)
-and one HNSW search.
+Sibling evidence is passage-local (`sibling_weight` 0.75 within `sibling_window` 300 characters
+of a chunk's start): with sentence-size chunks a relevant passage matches in several neighbouring
+chunks (SciFact nDCG@10 0.634 → 0.665), while chunks longer than the window (the default 1000-char
+chunks, CSV rows, HotpotQA paragraphs) get no siblings, so no document wins on length or chunk
+count. Whole-document sibling evidence (no window) gained at sentence size but lost on HotpotQA, on
+the mixed long-Markdown + CSV-rows collection and on held-out data: it is not used.
+
+`quality`, `corrective` and `adaptive` retrieve exactly as `balanced` does (`HYBRID`); `quality`
+adds only the groundedness check: no offline second stage tried (pseudo-relevance feedback for BM25 or dense, passage-window BM25) gained measurably on
+every collection. The fast profile stays dense-only: one int8 ONNX query embedding and one HNSW
+search.
 """
 
 from __future__ import annotations
@@ -19,33 +26,20 @@ from typing import Any
 
 from ragloom.errors import UnknownNameError
 
+HYBRID: dict[str, Any] = {"mode": "hybrid", "candidate_k": 100, "fusion": "convex",
+                          "sibling_weight": 0.75, "sibling_window": 300}
+"""The retrieval every hybrid profile shares (balanced, quality, corrective, adaptive)."""
+
 PRESETS: dict[str, dict[str, Any]] = {
     "fast": {
         "retrieval": {"mode": "vector", "candidate_k": 20, "query_precision": "int8"},
         "rerank": {"name": "none"},
         "groundedness": {"enabled": False},
     },
-    "balanced": {
-        "retrieval": {"mode": "hybrid", "candidate_k": 100, "fusion": "convex",
-                      "sibling_weight": 0.75},
-        "groundedness": {"enabled": False},
-    },
-    "quality": {
-        "retrieval": {"mode": "hybrid", "candidate_k": 150, "fusion": "convex",
-                      "sibling_weight": 0.75},
-        "groundedness": {"enabled": True},
-    },
-    "corrective": {
-        "retrieval": {"mode": "hybrid", "candidate_k": 100, "fusion": "convex",
-                      "sibling_weight": 0.75},
-        "rerank": {"name": "none"},
-        "groundedness": {"enabled": True},
-    },
-    "adaptive": {
-        "retrieval": {"mode": "hybrid", "candidate_k": 100, "fusion": "convex",
-                      "sibling_weight": 0.75},
-        "groundedness": {"enabled": True},
-    },
+    "balanced": {"retrieval": HYBRID, "groundedness": {"enabled": False}},
+    "quality": {"retrieval": HYBRID, "groundedness": {"enabled": True}},
+    "corrective": {"retrieval": HYBRID, "rerank": {"name": "none"}, "groundedness": {"enabled": True}},
+    "adaptive": {"retrieval": HYBRID, "groundedness": {"enabled": True}},
 }
 
 

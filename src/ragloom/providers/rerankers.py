@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ragloom.errors import ConfigError, UnknownNameError
+from ragloom.providers.quoting import fenced, is_suspicious
 from ragloom.settings import RerankSettings
 from ragloom.state import ScoredChunk
 
@@ -135,10 +136,12 @@ class LlmReranker:
         self.window = window
 
     def _prompt(self, question: str, chunks: Sequence[ScoredChunk]) -> str:
-        """Question plus numbered, shortened passages."""
+        """Question plus numbered, shortened passages; flagged ones fenced as quoted data."""
         lines = [f"Question: {question}", "", "Passages:"]
         for i, scored in enumerate(chunks, start=1):
             text = " ".join(scored.chunk.text.split())[:LLM_PASSAGE_CHARS]
+            if is_suspicious(scored.chunk.metadata):
+                text = fenced(text, scored.chunk.metadata)
             lines.append(f"[{i}] {text}")
         return "\n".join(lines)
 

@@ -1,0 +1,452 @@
+"""The offline extractive answer: the passage units that answer the question, best first, no padding.
+
+A passage is read as *answer units*, not only sentences:
+
+- prose sentences and list items (with the heading they sit under as context);
+- definition lines (`Term: meaning`, `Term — meaning`), one unit each;
+- a `TERM — meaning` heading together with the first sentence of its body (the heading alone is
+  never a claim; question headings, as in FAQs, are context only);
+- table rows (Markdown or `a | b` pipe tables) and CSV records (one row per document, or a whole
+  CSV file), rendered as `key column: key; column: value` with the columns that match the
+  question.
+
+Each unit is scored for the question: IDF-weighted question-term coverage (terms of its heading or
+record key count half), blended with the embedding similarity of the unit in its context when an
+embedder is given, a small rank prior, and a small bonus for a number when the question asks for
+one. The best unit comes first; a further unit is kept only while it adds support: above a
+relative and an absolute floor, no big drop from the unit before it, covering a question term the
+kept units do not (or, when the best unit states a value of the asked type, another value of it:
+"two-year warranty", then "three years once registered"), and not repeating them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+from ragloom.nodes.assemble import is_suspicious, suspicious_signals
+from ragloom.nodes.support import TextEmbedder
+from ragloom.nodes.text import clip, split_sentences, strip_markers, tokenize, words
+from ragloom.state import ScoredChunk
+
+IDK = "I don't know"
+MIN_RELEVANCE = 0.25
+"""The best unit must reach this relevance, else the answer is IDK."""
+EXTRA_FLOOR = 0.35
+"""Absolute floor of every further unit."""
+RELATIVE_FLOOR = 0.8
+"""A further unit must reach this share of the best unit's relevance."""
+BIG_DROP = 0.1
+"""Selection stops where relevance falls by more than this from one unit to the next."""
+MIN_GAIN = 0.1
+"""A further unit must cover at least this share of the question's term weight anew."""
+SEMANTIC_WEIGHT = 0.6
+FOCUS_WEIGHT = 1.5
+CONTEXT_WEIGHT = 0.5
+RANK_PRIOR = 0.1
+TYPE_BONUS = 0.08
+"""For questions asking for a date, duration, price or number: units that state one."""
+KEY_BONUS = 0.25
+"""For units whose key (the term a heading or definition line defines, a row's key) the
+question names: they answer it directly."""
+REDUNDANT_JACCARD = 0.7
+MIN_UNIT_WORDS = 3
+MAX_FIELDS = 3
+FIELDS_PER_ROW = 4
+"""Records with at most this many value columns are one unit per row, wider ones one per column."""
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_SETEXT = re.compile(r"^\s*(=+|-+)\s*$")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_FIELD = re.compile(r"^\s*(?:\*\*)?([^:|\n]{1,48}?)(?:\*\*)?\s*(?::|\s[—–]\s)\s*(\S.*)$")
+_TERM_HEADING = re.compile(r"^(.{1,40}?)\s+[—–-]\s+(\S.*)$")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_TERMINAL = re.compile(r"[.!?;:…]['\"”’)\]]*$")
+_DATE = (r"\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|"
+         r"sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|"
+         r"sep|oct|nov|dec)[a-z]*\b")
+_NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
+_DURATION = (rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})\s*(?:-\s*)?(?:s|sec|seconds?|min|minutes?|h|hours?|days?|weeks?|"
+             r"months?|years?)\b")
+_OTHER_NUMBER = (r"\bhow\s+(?:many|much|far|big|old|high|fast|heavy|large|wide|tall)\b|"
+                 r"\b(?:what|which)\s+(?:is\s+the\s+|was\s+the\s+)?(?:number|percentage|version|"
+                 r"port|size|temperature|range|speed|weight|age|rate|amount|firmware|release)\b")
+_ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(question, re.IGNORECASE), re.compile(unit, re.IGNORECASE))
+    for question, unit in (
+        (r"\bwhen\b|\b(?:what|which|in\s+what)\s+(?:date|year|day|month)\b", _DATE),
+        (r"\bhow\s+(?:long|often|soon)\b", _DURATION),
+        (r"\b(?:cost|costs|price|prices|priced|fee|fees)\b|\bhow\s+much\b",
+         r"(?:€|\$|£|\b(?:eur|usd|gbp|euros?|dollars?|pounds?|price\w*|free)\b)"),
+        (_OTHER_NUMBER, r"\d"),
+    )
+)
+"""(question pattern, answer pattern) pairs: a question asking for a date, a duration, a price or
+another number favours units that state one (the first pattern the question matches)."""
+
+
+class Unit(NamedTuple):
+    """One candidate answer unit of a passage; `key` is the term it defines or the row key."""
+
+    marker: int
+    text: str
+    context: str
+    key: str = ""
+
+
+class _Scored(NamedTuple):
+    """A unit with its relevance to the question (floors and IDK use it), its ranking score
+    (relevance plus answer-type, key and rank priors) and the tokens the selection rules need."""
+
+    score: float
+    relevance: float
+    unit: Unit
+    tokens: frozenset[str]
+    values: frozenset[str] = frozenset()
+    """The values of the asked answer type (a duration, a date, a price, a number) the unit states."""
+
+
+def _cells(line: str) -> list[str] | None:
+    """The cells of a table row (`| a | b |` or `a | b`), or None when the line is no row."""
+    stripped = line.strip()
+    if stripped.count("|") < (1 if not stripped.startswith("|") else 2):
+        return None
+    if not stripped.startswith("|") and " | " not in stripped:
+        return None
+    return [c.strip().strip("`") for c in stripped.strip("|").split("|")]
+
+
+def _record_units(marker: int, header: Sequence[str], row: Sequence[str], context: str) -> list[Unit]:
+    """Units of one table row or CSV record: the whole row when narrow, else key + one column."""
+    pairs = [(h or f"column {i + 1}", v.strip()) for i, (h, v) in enumerate(zip(header, row))]
+    pairs = [(h, v) for h, v in pairs if v]
+    if len(pairs) < 2:
+        return []
+    key, rest = pairs[0], pairs[1:]
+    head = f"{key[0]}: {key[1]}"
+    prefix = f"{context}: " if context else ""
+    if len(rest) <= FIELDS_PER_ROW:
+        text = "; ".join(f"{h}: {v}" for h, v in pairs) + "."
+        return [Unit(marker, text, prefix + text, key[1])]
+    return [Unit(marker, f"{head}; {h}: {v}.", f"{prefix}{head}; {h}: {v}", key[1])
+            for h, v in rest]
+
+
+def _csv_units(marker: int, text: str, context: str) -> list[Unit] | None:
+    """Units of a CSV source: a one-row document (`column: value` lines) or a whole CSV file."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    fields = [_FIELD.match(line) for line in lines]
+    if lines and all(fields):
+        header = [m.group(1).strip() for m in fields if m]
+        row = [m.group(2).strip() for m in fields if m]
+        return _record_units(marker, header, row, "")
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error:
+        return None
+    if len(rows) < 2 or len(rows[0]) < 2:
+        return None
+    return [u for row in rows[1:] if any(c.strip() for c in row)
+            for u in _record_units(marker, rows[0], row, context)]
+
+
+def _term_of(heading: str) -> str:
+    """The term a `TERM — meaning` heading defines (`E204 — Rain gauge blocked`), else ''."""
+    match = _TERM_HEADING.match(heading)
+    return match.group(1).strip() if match and not heading.endswith("?") else ""
+
+
+def _field_term(text: str) -> str:
+    """The term of a definition line (`Wind speed: 0 to 65 m/s`), else ''."""
+    match = _FIELD.match(text)
+    return match.group(1).strip() if match else ""
+
+
+class _Reader:
+    """Turn one passage's text into answer units, tracking headings, tables and code fences."""
+
+    def __init__(self, marker: int, title: str, heading: str) -> None:
+        self.marker = marker
+        self.title = title
+        self.heading = heading
+        self.term = _term_of(heading)
+        self.units: list[Unit] = []
+        self.paragraph: list[str] = []
+        self.table: list[str] | None = None
+
+    def context(self) -> str:
+        """The heading in effect, with the document title when it differs."""
+        parts = [p for p in (self.title, self.heading) if p]
+        return " > ".join(dict.fromkeys(parts))
+
+    def add(self, text: str) -> None:
+        """Add a sentence or line unit; under a term heading it carries the heading (the heading
+        holds the claim: `E204 — Rain gauge blocked: the tipping bucket ...`)."""
+        text = " ".join(strip_markers(_BULLET.sub("", text)).split())
+        if not text or text.endswith("?"):
+            return
+        if len(words(text)) < MIN_UNIT_WORDS and not self.term:
+            return
+        if self.term:
+            joined = f"{self.heading}: {text[0].upper()}{text[1:]}"
+            self.units.append(Unit(self.marker, joined, f"{self.title}: {joined}", self.term))
+            return
+        context = self.context()
+        self.units.append(Unit(self.marker, text, f"{context}: {text}" if context else text,
+                               _field_term(text)))
+
+    def flush(self) -> None:
+        """Emit the sentences of the paragraph being read."""
+        if self.paragraph:
+            for sentence in split_sentences("\n".join(self.paragraph)):
+                self.add(sentence.text)
+            self.paragraph = []
+
+    def set_heading(self, heading: str) -> None:
+        """Start a new section."""
+        self.flush()
+        self.table = None
+        self.heading = heading
+        self.term = _term_of(heading)
+
+    def row(self, cells: list[str]) -> None:
+        """A table row: the first one is the header."""
+        self.flush()
+        if self.table is None:
+            self.table = cells
+        else:
+            self.units.extend(_record_units(self.marker, self.table, cells, self.context()))
+
+
+def _looks_like_heading(line: str, following: str, block_start: bool, title: str) -> bool:
+    """A plain-text heading (PDF, text, JSONL titles): the document title, a short first line of a
+    block without end punctuation followed by more text, or such a line alone in its block."""
+    stripped = line.strip()
+    if stripped == title.strip():
+        return True
+    if not block_start or _TERMINAL.search(stripped) or _cells(stripped) is not None:
+        return False
+    limit = 6 if following.strip() else 15
+    return len(words(stripped)) <= limit and len(stripped) <= 120
+
+
+def passage_units(marker: int, scored: ScoredChunk) -> list[Unit]:
+    """The answer units of one passage."""
+    chunk = scored.chunk
+    title = str(chunk.metadata.get("title") or "")
+    section = str(chunk.metadata.get("section") or "").split(" > ")[-1]
+    if chunk.metadata.get("source_type") == "csv":
+        found = _csv_units(marker, chunk.text, title)
+        if found is not None:
+            return found
+    reader = _Reader(marker, title, section if section != title else "")
+    lines = chunk.text.split("\n")
+    in_code = False
+    previous = ""
+    for i, line in enumerate(lines):
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        if _FENCE.match(line):
+            reader.flush()
+            in_code = not in_code
+        elif in_code:
+            pass
+        elif (match := _HEADING.match(line)) is not None:
+            reader.set_heading(match.group(1).strip())
+        elif _SETEXT.match(following) and line.strip() and not previous.strip():
+            reader.set_heading(line.strip())
+        elif _SETEXT.match(line) and previous.strip():
+            pass
+        elif not line.strip():
+            reader.flush()
+        elif _TABLE_SEPARATOR.match(line) and reader.table is not None:
+            pass
+        elif (cells := _cells(line)) is not None and len(cells) >= 2:
+            reader.row(cells)
+        elif _looks_like_heading(line, following, not previous.strip() or i == 0, title):
+            reader.set_heading(line.strip())
+        elif _BULLET.match(line) or (_FIELD.match(line) and len(line) <= 200 and (
+                not previous.strip() or bool(_TERMINAL.search(previous.strip()))
+                or bool(_FIELD.match(previous)))):
+            reader.flush()
+            reader.paragraph = [line]
+        else:
+            reader.paragraph.append(line)
+        previous = line
+    reader.flush()
+    return reader.units
+
+
+def _idf(question_terms: set[str], passage_terms: Sequence[set[str]]) -> dict[str, float]:
+    """IDF-ish weights of the question terms over the passage set; a term no passage has weighs
+    as much as the rarest one present (it lowers every unit's coverage alike)."""
+    n = len(passage_terms)
+    df = {t: sum(1 for terms in passage_terms if t in terms) for t in question_terms}
+    weights = {t: math.log(1.0 + n / d) for t, d in df.items() if d}
+    rarest = max(weights.values(), default=math.log(1.0 + n))
+    return {t: weights.get(t, rarest) for t in question_terms}
+
+
+def missing_names(question: str, passages: Sequence[ScoredChunk]) -> list[str]:
+    """Names the question uses (capitalised words past its first) that no passage contains: the
+    passages cannot be about what it asks (`Lumen Ultra` when only Pro and Max are described)."""
+    present = {t for p in passages for t in tokenize(p.chunk.text)}
+    present |= {t for p in passages for t in tokenize(str(p.chunk.metadata.get("title") or ""))}
+    names = []
+    for word in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w-]*", question.strip()):
+        terms = tokenize(re.sub(r"['’]s$", "", word))
+        if terms and not set(terms) & present:
+            names.append(word)
+    return names
+
+
+def _similarities(question: str, contexts: list[str], embedder: TextEmbedder | None) -> list[float]:
+    """Cosine similarity of each unit in its context to the question; zeros offline."""
+    if embedder is None or not contexts:
+        return [0.0] * len(contexts)
+    vectors = embedder.embed_array([question, *contexts])
+    return [float(v) for v in vectors[1:] @ vectors[0]]
+
+
+def _focus_terms(question: str) -> set[str]:
+    """Terms of the names and codes a question is about: capitalised words past its first, and
+    words with digits (`E204`, `v2`)."""
+    names = re.findall(r"(?<!^)\b[A-Z][\w-]*|\b\w*\d\w*\b", question.strip())
+    return {t for name in names for t in tokenize(name)}
+
+
+def question_weights(question: str, passages: Sequence[ScoredChunk]) -> dict[str, float]:
+    """The question's stemmed content terms with their IDF-ish weights over the passages; the
+    names and codes it asks about weigh FOCUS_WEIGHT times more."""
+    weights = _idf(set(tokenize(question)), [set(tokenize(p.chunk.text)) for p in passages])
+    focus = _focus_terms(question)
+    return {t: w * FOCUS_WEIGHT if t in focus else w for t, w in weights.items()}
+
+
+def score_units(question: str, passages: Sequence[ScoredChunk],
+                embedder: TextEmbedder | None = None) -> list[_Scored]:
+    """Every answer unit of the passages with its relevance to the question, best first."""
+    weights = question_weights(question, passages)
+    asked = set(weights)
+    if not asked:
+        return []
+    total = sum(weights.values())
+    units = [u for m, p in enumerate(passages, start=1) for u in passage_units(m, p)]
+    similarity = _similarities(question, [u.context for u in units], embedder)
+    wanted = next((unit for q, unit in _ANSWER_TYPES if q.search(question)), None)
+    found: list[_Scored] = []
+    for unit, sim in zip(units, similarity):
+        tokens = frozenset(tokenize(unit.text))
+        context = set(tokenize(unit.context)) - tokens
+        covered = sum(weights[t] for t in asked & tokens)
+        covered += CONTEXT_WEIGHT * sum(weights[t] for t in asked & context)
+        coverage = covered / total
+        relevance = coverage if embedder is None else (
+            SEMANTIC_WEIGHT * sim + (1 - SEMANTIC_WEIGHT) * coverage)
+        score = relevance + RANK_PRIOR / unit.marker
+        values = frozenset(m.group(0).lower() for m in wanted.finditer(unit.text)) if wanted else frozenset()
+        if values:
+            score += TYPE_BONUS
+        key = set(tokenize(unit.key))
+        if key and key <= asked:
+            score += KEY_BONUS
+        found.append(_Scored(score, relevance, unit, tokens, values))
+    return sorted(found, key=lambda s: -s.score)
+
+
+def _cite(sentence: str, marker: int) -> str:
+    """Place the marker before the sentence's final punctuation."""
+    match = re.match(r"^(.*?)([.!?]+['\"”’)]*)$", sentence, re.DOTALL)
+    if match:
+        return f"{match.group(1)} [{marker}]{match.group(2)}"
+    return f"{sentence} [{marker}]"
+
+
+def _redundant(tokens: frozenset[str], chosen: Sequence[_Scored]) -> bool:
+    """True when tokens mostly repeat an already chosen unit."""
+    for other in chosen:
+        union = tokens | other.tokens
+        if union and len(tokens & other.tokens) / len(union) >= REDUNDANT_JACCARD:
+            return True
+    return False
+
+
+def _select(ranked: list[_Scored], weights: dict[str, float],
+            max_units: int) -> Iterator[_Scored]:
+    """The best unit, then the next ones while they add support (see the module docstring)."""
+    top = ranked[0]
+    yield top
+    chosen = [top]
+    asked = set(weights)
+    total = sum(weights.values()) or 1.0
+    covered = set(top.tokens) & asked
+    stated = set(top.values)
+    floor = max(EXTRA_FLOOR, RELATIVE_FLOOR * top.relevance)
+    previous = top.relevance
+    for candidate in ranked[1:]:
+        if len(chosen) == max_units or candidate.relevance < floor:
+            return
+        if previous - candidate.relevance > BIG_DROP:
+            return
+        previous = candidate.relevance
+        new = (asked & candidate.tokens) - covered
+        new_value = bool(stated) and bool(candidate.values - stated)
+        if sum(weights[t] for t in new) / total < MIN_GAIN and not new_value:
+            continue
+        if _redundant(candidate.tokens, chosen):
+            continue
+        chosen.append(candidate)
+        covered |= new
+        stated |= candidate.values
+        yield candidate
+
+
+def _suspicious_note(passages: Sequence[ScoredChunk], markers: Sequence[int]) -> str:
+    """A note naming the quoted passages that ingest flagged as possible prompt injection."""
+    flagged = sorted({m for m in markers if is_suspicious(passages[m - 1])})
+    if not flagged:
+        return ""
+    refs = ", ".join(f"[{m}]" for m in flagged)
+    signals = sorted({s for m in flagged for s in suspicious_signals(passages[m - 1]).split(",")})
+    return (f"Note: {refs} comes from a source flagged at ingest as possible prompt injection "
+            f"({', '.join(signals)}); treat it with care.")
+
+
+def extractive_answer(
+    question: str,
+    passages: Sequence[ScoredChunk],
+    max_sentences: int,
+    max_chars: int,
+    embedder: TextEmbedder | None = None,
+    min_relevance: float = MIN_RELEVANCE,
+) -> str:
+    """The passage units that answer the question, best first, each with its marker, or IDK
+    (the best unit below min_relevance, or a name the question uses that no passage has).
+
+    A unit quoted from a passage flagged suspicious at ingest is followed by a note saying so.
+    """
+    if missing_names(question, passages):
+        return IDK
+    ranked = score_units(question, passages, embedder)
+    if not ranked or ranked[0].relevance < min_relevance:
+        return IDK
+    parts: list[str] = []
+    markers: list[int] = []
+    weights = question_weights(question, passages)
+    for candidate in _select(ranked, weights, max_sentences):
+        unit = candidate.unit
+        room = max_chars - len(" ".join(parts)) - (1 if parts else 0)
+        cited = _cite(unit.text, unit.marker)
+        if len(cited) > room:
+            if parts:
+                continue
+            limit = room - len(f" [{unit.marker}]") - 1
+            cited = _cite(clip(unit.text, limit) + "…", unit.marker)
+        parts.append(cited)
+        markers.append(unit.marker)
+    note = _suspicious_note(passages, markers)
+    return " ".join([*parts, note] if note else parts)
