@@ -41,9 +41,9 @@ def test_one_log_line_per_request_with_the_fields_and_no_pii(keyed: Served, keys
     client = keyed.client
     answer = client.post("/rag/ask", json=QUESTION, headers=Keys.header(keys.sales))
     assert answer.status_code == 200
-    bad = client.post("/rag/ask", json={"query": "x", "profile": "jane.doe@example.com"},
+    bad = client.post("/rag/ask", json={"query": "x", "collection": "jane.doe-555-123-4567"},
                       headers=Keys.header(keys.sales))
-    assert bad.status_code == 422
+    assert bad.status_code == 404
     assert len(access_lines) == 2
     line, error_line = access_lines
     body = answer.json()
@@ -53,7 +53,7 @@ def test_one_log_line_per_request_with_the_fields_and_no_pii(keyed: Served, keys
     assert line["retrieved"] == [c["id"] for c in body["citations"]]
     assert {"retrieve", "generate"} <= set(line["stages"])
     assert len(line["user"]) == 16 and line["cache"] == "miss"
-    assert "[email]" in error_line["error"]
+    assert "[phone]" in error_line["error"] and "555" not in error_line["error"]
     text = json.dumps(access_lines)
     for secret in ("jane.doe@example.com", keys.sales, QUESTION["query"]):
         assert secret not in text

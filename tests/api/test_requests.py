@@ -43,6 +43,8 @@ def test_malformed_and_oversized_bodies_are_422(keyed: Served, keys: Keys) -> No
     assert malformed.status_code == 422
     assert malformed.json()["detail"][0]["type"] == "json_invalid"
     assert _fields(malformed)[0].startswith("body")
+    undecodable = keyed.client.post("/rag/retrieve", content=b"Q\xff\xfe", headers=headers)
+    assert undecodable.status_code == 422 and _fields(undecodable) == ["body"]
     limit = keyed.settings.api.max_body_bytes
     huge = keyed.client.post("/rag/retrieve", content=b" " * (limit + 1), headers=headers)
     assert huge.status_code == 422 and _fields(huge) == ["body"]
@@ -68,7 +70,10 @@ def test_unknown_collection_and_profile_name_the_known_ones(keyed: Served, keys:
     assert missing.json()["known"] == ["other", "scoped"]
     profile = client.post("/rag/ask", json={"query": "x", "profile": "turbo"}, headers=admin)
     assert profile.status_code == 422
-    assert profile.json()["known"] == ["adaptive", "balanced", "corrective", "fast", "quality"]
+    error = profile.json()["detail"][0]
+    assert error["loc"] == ["body", "profile"]
+    for name in ("adaptive", "balanced", "corrective", "fast", "quality"):
+        assert name in error["msg"]
 
 
 def test_the_keys_file_holds_hashes_only(tmp_path: Path) -> None:

@@ -16,10 +16,11 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from opentelemetry import trace
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragloom import __version__
@@ -54,8 +55,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (429, "rate limit exceeded (see Retry-After)"),
         (504, "chat model failure or deadline: the best-effort answer, when there is one"))}
 
-bearer = HTTPBearer(auto_error=False, description="an API key made by `ragloom api-key`")
-header_key = APIKeyHeader(name="X-API-Key", auto_error=False)
+bearer = HTTPBearer(auto_error=False, description="an API key made by `ragloom api-key` "
+                    "(or send it as `X-API-Key: <key>`)")
 
 
 def _context(request: Request) -> RequestContext:
@@ -67,26 +68,26 @@ def _service(request: Request) -> RagService:
 
 
 async def _principal(request: Request, scope: str,
-                     credentials: HTTPAuthorizationCredentials | None,
-                     key: str | None) -> Principal:
-    secret = credentials.credentials if credentials is not None else key
+                     credentials: HTTPAuthorizationCredentials | None) -> Principal:
+    secret = (credentials.credentials if credentials is not None
+              else request.headers.get("x-api-key"))
     client = request.client.host if request.client else "unknown"
     return await _service(request).authorize(secret, client, scope=scope,
                                              context=_context(request))
 
 
 async def reader(request: Request,
-                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-                 key: Annotated[str | None, Depends(header_key)]) -> Principal:
+                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+                 ) -> Principal:
     """The principal of a read request (401 / 429 otherwise)."""
-    return await _principal(request, "read", credentials, key)
+    return await _principal(request, "read", credentials)
 
 
 async def writer(request: Request,
-                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-                 key: Annotated[str | None, Depends(header_key)]) -> Principal:
+                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+                 ) -> Principal:
     """The principal of an ingest request (403 without the ingest scope)."""
-    return await _principal(request, "ingest", credentials, key)
+    return await _principal(request, "ingest", credentials)
 
 
 Reader = Annotated[Principal, Depends(reader)]
@@ -200,6 +201,16 @@ def _install_error_handlers(app: FastAPI) -> None:
                                                  hint=exc.hint,
                                                  trace_id=_context(request).trace_id))
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # a body FastAPI could not even decode
+            errors = [{"loc": ["body"], "msg": f"the body cannot be read: {exc.detail}",
+                       "type": "json_invalid"}]
+            _context(request).record["error"] = "body: json_invalid"
+            return JSONResponse({"detail": errors}, status_code=422)
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code,
+                            headers=exc.headers)
+
     @app.exception_handler(RequestValidationError)
     async def invalid_body(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]}
@@ -307,7 +318,8 @@ def create_app(settings: RagSettings | None = None, *, span_exporter: Any = None
 
     from ragloom.api.graphql import graphql_router
 
-    app.include_router(graphql_router(service, reader), prefix="/graphql")
+    app.include_router(graphql_router(service, reader), prefix="/graphql",
+                       include_in_schema=False)
     app.mount("/static", StaticFiles(packages=[("ragloom.api", "static")]), name="static")
     return app
 

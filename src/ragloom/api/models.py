@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from ragloom.profiles.presets import profile_names
 from ragloom.state import TraceStep
 
 MAX_QUERY_CHARS = 2000
@@ -14,6 +15,8 @@ COLLECTION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$"
 Label = Annotated[str, StringConstraints(min_length=1, max_length=64,
                                          pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._:/-]*$")]
 """A metadata value a request filters on (business unit, document type)."""
+ProfileName = Literal.__getitem__(tuple(profile_names()))  # type: ignore[misc]
+"""The registered profiles, as an enum in the OpenAPI schema."""
 
 
 class _Body(BaseModel):
@@ -41,8 +44,7 @@ class QueryRequest(_Body):
                                 description="the end user, logged hashed only")
     collection: str | None = Field(None, pattern=COLLECTION_PATTERN,
                                    description="omitted = the server's default collection")
-    profile: str | None = Field(None, max_length=64,
-                                description="fast | balanced | quality | corrective | adaptive")
+    profile: ProfileName | None = Field(None, description="omitted = the server's profile")
 
     @field_validator("query")
     @classmethod

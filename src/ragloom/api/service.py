@@ -179,8 +179,8 @@ class RagService:
         resources.embedder(self.settings).embed_query("warm up")
 
     async def close(self) -> None:
-        """Flush spans and close the Redis connections."""
-        self.provider.shutdown()
+        """Flush spans and close the Redis connections (they reopen if the app starts again)."""
+        self.provider.force_flush()
         if self.redis is not None:
             await self.redis.aclose()
 
