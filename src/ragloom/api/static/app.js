@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { citations: [], collection: "" };
+const state = { citations: [], collection: "", answer: "" };
 
 function headers() {
   const h = { "Content-Type": "application/json" };
@@ -117,6 +117,22 @@ function renderTrace(trace) {
   }
 }
 
+// Where the answer's sentence citing [marker] appears word for word in the passage (an
+// extractive answer quotes it), as [start, end] offsets; null when it is paraphrased.
+function claimIn(passage, marker) {
+  const answer = state.answer || "";
+  for (const sentence of answer.split(/(?<=[.!?])\s+/)) {
+    if (!sentence.includes(`[${marker}]`)) continue;
+    const plain = sentence.replace(/\s*\[\d+(?:\s*[,;]\s*\d+)*\]/g, "").replace(/[.!?]+$/, "").trim();
+    if (!plain) continue;
+    // the same words, whatever whitespace the source has between them
+    const words = plain.split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    const found = new RegExp(words.join("\\s+")).exec(passage);
+    if (found) return [found.index, found.index + found[0].length];
+  }
+  return null;
+}
+
 async function showSource(marker) {
   const citation = state.citations.find((c) => c.marker === marker);
   if (!citation) return;
@@ -133,8 +149,18 @@ async function showSource(marker) {
   const source = await response.json();
   text($("source-title"), source.title || source.source_id);
   text($("source-id"), `${source.source_id} — characters ${citation.start}–${citation.end}`);
-  const mark = text(document.createElement("mark"), source.text.slice(citation.start, citation.end));
+  const passage = source.text.slice(citation.start, citation.end);
+  const mark = document.createElement("mark");
   mark.id = "passage";
+  const claim = claimIn(passage, marker);
+  if (claim) {
+    const strong = text(document.createElement("strong"), passage.slice(claim[0], claim[1]));
+    strong.className = "claim";
+    mark.append(document.createTextNode(passage.slice(0, claim[0])), strong,
+                document.createTextNode(passage.slice(claim[1])));
+  } else {
+    text(mark, passage);
+  }
   pre.replaceChildren(document.createTextNode(source.text.slice(0, citation.start)), mark,
                       document.createTextNode(source.text.slice(citation.end)));
   mark.scrollIntoView({ block: "center" });
@@ -142,6 +168,7 @@ async function showSource(marker) {
 
 function finish(body) {
   state.citations = body.citations || [];
+  state.answer = body.answer || "";
   state.collection = body.collection;
   renderAnswer(body.answer, state.citations);
   renderCitations(state.citations);
