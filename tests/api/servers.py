@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,21 +19,7 @@ import httpx
 import pytest
 
 from tests.conftest import ROOT, free_port
-from tests.integration.servers import LOOPBACK, wait_until
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group, SIGKILL what is left after a grace period."""
-    for sig, grace in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 10.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=grace)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
+from tests.integration.servers import LOOPBACK, stop_group, wait_until
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -66,7 +51,7 @@ def redis_server(log_dir: Path) -> Iterator[str]:
                    what=f"redis-server on port {port}", diagnose=lambda: _tail(log))
         yield url
     finally:
-        _stop(proc)
+        stop_group(proc)
 
 
 class RagloomServe:
@@ -109,7 +94,7 @@ class RagloomServe:
         """Stop the server and its workers."""
         proc, self.proc = self.proc, None
         if proc is not None:
-            _stop(proc)
+            stop_group(proc)
 
     def log_tail(self) -> str:
         """The end of the server's output."""

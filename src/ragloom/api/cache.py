@@ -22,7 +22,8 @@ _TRAILING = re.compile(r"[\s?!.]+$")
 
 
 def normalise_query(query: str) -> str:
-    """The query as the cache compares it: NFKC, case-folded, spaces collapsed, no end punctuation."""
+    """The query as the cache compares it: NFKC, case-folded, spaces collapsed, no final
+    punctuation."""
     text = unicodedata.normalize("NFKC", query).casefold()
     return _TRAILING.sub("", _SPACES.sub(" ", text).strip())
 

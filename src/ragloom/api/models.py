@@ -168,7 +168,7 @@ class CollectionsResponse(BaseModel):
 
 
 class SourceText(BaseModel):
-    """A cited chunk in its document: the document text rebuilt from the chunks the caller may read."""
+    """A cited chunk in its document (the text rebuilt from the chunks the caller may read)."""
 
     chunk_id: str
     doc_id: str
@@ -188,6 +188,8 @@ class HealthResponse(BaseModel):
     cache: str
     chat: str
     workers: int
+    langsmith: bool = Field(description="graph runs are traced to LangSmith (its environment "
+                            "is set)")
 
 
 class ErrorBody(BaseModel):

@@ -46,7 +46,13 @@ from ragloom.api.models import (
 )
 from ragloom.api.ratelimit import RateLimiter, limits_storage
 from ragloom.api.stats import MemoryStats, RedisStats, StatsStore, render
-from ragloom.api.telemetry import StepEnds, record_phases, trace_id_of, tracer_provider
+from ragloom.api.telemetry import (
+    StepEnds,
+    langsmith_enabled,
+    record_phases,
+    trace_id_of,
+    tracer_provider,
+)
 from ragloom.errors import ChatUnavailableError, RagloomError, UnknownNameError
 from ragloom.profiles.presets import profile_names
 from ragloom.settings import RagSettings
@@ -420,7 +426,8 @@ class RagService:
                               auth="keys" if self.keys.configured else "anonymous",
                               cache=self.cache.name,
                               chat=self.settings.chat.provider,
-                              workers=self.settings.api.workers)
+                              workers=self.settings.api.workers,
+                              langsmith=langsmith_enabled())
 
     async def metrics_text(self) -> bytes:
         """The Prometheus exposition of the counters and latency windows."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Span, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 
 from ragloom.settings import ApiSettings
@@ -121,6 +121,3 @@ def langsmith_enabled() -> bool:
         return False
     return bool(tracing_is_enabled())
 
-
-__all__ = ["Span", "StepEnds", "langsmith_enabled", "now_ns", "phase_of", "record_phases",
-           "trace_id_of", "tracer_provider"]
