@@ -4,7 +4,7 @@ code path as `POST /rag/ask`: the same key check, rate limit, scope filters, cac
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 import strawberry
 from fastapi import Depends, Request
@@ -132,8 +132,9 @@ def graphql_router(service: RagService,
                    reader: Callable[..., Any]) -> GraphQLRouter[Any, None]:
     """The `/graphql` router: POST only, the caller's principal in the context."""
 
+    # a default, not Annotated: postponed annotations cannot see this closure's `reader`
     async def context(request: Request,
-                      principal: Annotated[Principal, Depends(reader)]) -> dict[str, Any]:
+                      principal: Principal = Depends(reader)) -> dict[str, Any]:  # noqa: B008
         return {"service": service, "principal": principal,
                 "request_context": request.scope["state"]["ragloom"]}
 
