@@ -107,6 +107,7 @@ def test_a_chat_timeout_is_a_504_with_a_traced_best_effort_answer(slow_chat: Ser
     streamed = sse_events(slow_chat.client.post("/rag/ask", json={**QUESTION,
                                                                   "stream": True}).text)
     assert streamed[-1][0] == "error" and streamed[-1][1]["answer"]["citations"]
+    assert streamed[-1][1]["status"] == 504
 
 
 def test_a_graph_that_fell_back_itself_answers_504_with_its_own_answer(

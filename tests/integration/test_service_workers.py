@@ -4,6 +4,7 @@ metrics hold across the workers."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterator
 
 import httpx
@@ -18,7 +19,8 @@ LIMIT = 12
 
 
 @pytest.fixture(scope="module")
-def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RagloomServe, Keys]]:
+def workers(tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[tuple[RagloomServe, Keys, str]]:
     """Two workers sharing one Redis, over the scoped test KB."""
     root = tmp_path_factory.mktemp("workers")
     settings: RagSettings = build_kb(root)
@@ -28,7 +30,7 @@ def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RagloomS
              "--data-dir", str(settings.data_dir), "-c", "scoped"],
             log_path=root / "serve.log",
             env={"RAGLOOM_API__RATE_LIMIT": f"{LIMIT}/minute"}) as server:
-        yield server, keys
+        yield server, keys, url
 
 
 async def _burst(url: str, n: int, secret: str, body: dict) -> list[httpx.Response]:
@@ -40,8 +42,9 @@ async def _burst(url: str, n: int, secret: str, body: dict) -> list[httpx.Respon
     return list(await asyncio.gather(*(one() for _ in range(n))))
 
 
-def test_cache_and_rate_limit_hold_across_workers(workers: tuple[RagloomServe, Keys]) -> None:
-    server, keys = workers
+def test_cache_and_rate_limit_hold_across_workers(
+        workers: tuple[RagloomServe, Keys, str]) -> None:
+    server, keys, _ = workers
     body = {"query": "What is the quarterly code word of the sales team?"}
     first = asyncio.run(_burst(server.url, 1, keys.sales, body))[0]
     assert first.status_code == 200 and not first.json()["metrics"]["cache_hit"]
@@ -59,10 +62,22 @@ def test_cache_and_rate_limit_hold_across_workers(workers: tuple[RagloomServe, K
     assert 'ragloom_requests_total{route="/rag/retrieve",status="429"} 6.0' in text
 
 
-def test_scope_holds_on_the_shared_cache(workers: tuple[RagloomServe, Keys]) -> None:
-    server, keys = workers
+def test_scope_holds_on_the_shared_cache(workers: tuple[RagloomServe, Keys, str]) -> None:
+    server, keys, _ = workers
     body = {"query": "Which code word does the HR team use?"}
     hr = asyncio.run(_burst(server.url, 3, keys.hr, body))
     assert all("WALRUS" in r.text for r in hr)
     sales = asyncio.run(_burst(server.url, 3, keys.sales, body))
     assert all(r.status_code in (200, 429) and "WALRUS" not in r.text for r in sales)
+
+
+def test_a_lost_redis_is_a_503_not_a_crash(workers: tuple[RagloomServe, Keys, str]) -> None:
+    import redis
+
+    server, keys, url = workers  # the module's last test: it stops the shared Redis
+    with contextlib.suppress(redis.ConnectionError):
+        redis.Redis.from_url(url).shutdown(nosave=True)
+    responses = asyncio.run(_burst(server.url, 2, keys.admin, {"query": "code word"}))
+    assert [r.status_code for r in responses] == [503, 503]
+    assert "Redis" in responses[0].json()["detail"]
+    assert httpx.get(f"{server.url}/health", timeout=10).status_code == 200

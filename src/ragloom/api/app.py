@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from opentelemetry import trace
+from redis.exceptions import RedisError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -45,8 +46,7 @@ from ragloom.errors import RagloomError, StoreError, UnknownNameError
 from ragloom.settings import RagSettings, load_settings
 
 ROUTES = frozenset({"/", "/rag/ask", "/rag/retrieve", "/rag/ingest", "/rag/source",
-                    "/collections", "/health", "/metrics", "/graphql", "/openapi.json",
-                    "/docs"})
+                    "/collections", "/health", "/metrics", "/graphql", "/openapi.json"})
 """Paths counted under their own name in the stats; anything else counts as `other`."""
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": text} for status, text in (
@@ -201,6 +201,14 @@ def _install_error_handlers(app: FastAPI) -> None:
                                                  hint=exc.hint,
                                                  trace_id=_context(request).trace_id))
 
+    @app.exception_handler(RedisError)
+    async def redis_down(request: Request, exc: RedisError) -> JSONResponse:
+        _context(request).record["error"] = f"redis: {type(exc).__name__}"
+        return _error_response(503, ErrorBody(
+            detail="the shared store (Redis) does not answer", where="api.redis_url",
+            hint="restart redis-server or check api.redis_url",
+            trace_id=_context(request).trace_id))
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 400:  # a body FastAPI could not even decode
@@ -229,12 +237,27 @@ def _outcome_response(outcome: Outcome) -> JSONResponse:
 
 async def _sse(service: RagService, prepared: Prepared,
                context: RequestContext) -> AsyncIterator[ServerSentEvent]:
-    """The events of a streamed answer: `stage`, `token`, then `final` (or `error` for a 504)."""
+    """The events of a streamed answer: `stage`, `token`, then `final` (or `error`: a 504, or a
+    failure after the stream began, with its status)."""
+    try:
+        async for event in _run_events(service, prepared, context):
+            yield event
+    except RagloomError as exc:
+        context.record["error"] = str(exc)
+        status = exc.status if isinstance(exc, ServiceError) else 503
+        body = ErrorBody(detail=exc.what, where=exc.where, hint=exc.hint,
+                         trace_id=context.trace_id).model_dump(exclude_none=True)
+        yield ServerSentEvent(data=json.dumps({**body, "status": status}), event="error")
+
+
+async def _run_events(service: RagService, prepared: Prepared,
+                      context: RequestContext) -> AsyncIterator[ServerSentEvent]:
     async for item in service.run(prepared, context):
         if isinstance(item, Outcome):
             if item.error is not None:
-                data = item.error.model_dump_json(exclude_none=True)
-                yield ServerSentEvent(data=data, event="error")
+                data = {**item.error.model_dump(mode="json", exclude_none=True),
+                        "status": item.status}
+                yield ServerSentEvent(data=json.dumps(data), event="error")
             else:
                 assert item.response is not None
                 yield ServerSentEvent(data=item.response.model_dump_json(), event="final")
@@ -257,7 +280,8 @@ def create_app(settings: RagSettings | None = None, *, span_exporter: Any = None
         await service.close()
 
     app = FastAPI(title="ragloom", version=__version__, lifespan=lifespan,
-                  description="Retrieval-augmented answers with citations over HTTP.")
+                  description="Retrieval-augmented answers with citations over HTTP.",
+                  docs_url=None, redoc_url=None)  # their pages load scripts from a CDN
     app.state.service = service
     _install_error_handlers(app)
     app.add_middleware(RequestEnvelope, service=service)
