@@ -12,7 +12,10 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -119,3 +122,53 @@ def ragloom_serve(args: list[str], *, log_path: Path,
         yield server
     finally:
         server.stop()
+
+
+class Recording:
+    """What a stand-in HTTP endpoint was sent: every request's path and body."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.bodies: list[bytes] = []
+        self.paths: list[str] = []
+
+    def wait_for(self, needle: bytes, *, timeout_s: float) -> bytes:
+        """Everything sent so far, once some request contains needle (or the time is up)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not any(needle in b for b in self.bodies):
+            time.sleep(0.2)
+        return b"".join(self.bodies)
+
+
+@contextlib.contextmanager
+def recording_endpoint() -> Iterator[Recording]:
+    """A stand-in for a collector API (LangSmith, OTLP) on 127.0.0.1: answers `{}` to every
+    request and records it."""
+    recording = Recording("")
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            recording.paths.append(self.path)
+            recording.bodies.append(self.rfile.read(length) if length else b"")
+            payload = b"{}"
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PATCH = _answer
+
+        def log_message(self, *args: object) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
+    recording.url = f"http://{LOOPBACK}:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield recording
+    finally:
+        server.shutdown()
+        server.server_close()

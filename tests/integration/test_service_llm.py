@@ -6,58 +6,29 @@ mid-answer cancelling the run, and graph runs traced to LangSmith when its envir
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
-from tests.api.servers import RagloomServe, ragloom_serve
+from tests.api.servers import RagloomServe, Recording, ragloom_serve, recording_endpoint
 from tests.integration.servers import smollm2_server
 
 pytestmark = pytest.mark.integration
 QUESTION = {"query": "How much does the P-40 pump move per minute?", "stream": True}
 
 
-class _Recorder(BaseHTTPRequestHandler):
-    """A stand-in LangSmith API: answers `{}` to everything and keeps every request body."""
-
-    bodies: list[bytes] = []
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        _Recorder.bodies.append(self.rfile.read(length) if length else b"")
-        payload = b"{}"
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    do_GET = do_POST = do_PATCH = _answer
-
-    def log_message(self, *args: object) -> None:
-        """Quiet."""
-
-
 @pytest.fixture(scope="module")
-def langsmith_endpoint() -> Iterator[str]:
-    """The stand-in LangSmith endpoint's URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def langsmith_endpoint() -> Iterator[Recording]:
+    """A stand-in LangSmith API on 127.0.0.1."""
+    with recording_endpoint() as recording:
+        yield recording
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory,
-           langsmith_endpoint: str) -> Iterator[RagloomServe]:
+           langsmith_endpoint: Recording) -> Iterator[RagloomServe]:
     """The service over a one-document collection, answering with SmolLM2, tracing to the
     stand-in LangSmith."""
     from ragloom.runner import ingest
@@ -72,7 +43,7 @@ def served(tmp_path_factory: pytest.TempPathFactory,
             ["--data-dir", str(root / "data"), "-c", "pumps"], log_path=root / "serve.log",
             env={"RAGLOOM_CHAT__PROVIDER": "openai", "RAGLOOM_CHAT__BASE_URL": base_url,
                  "RAGLOOM_CHAT__MAX_TOKENS": "200", "LANGSMITH_TRACING": "true",
-                 "LANGSMITH_ENDPOINT": langsmith_endpoint, "LANGSMITH_API_KEY": "test-key",
+                 "LANGSMITH_ENDPOINT": langsmith_endpoint.url, "LANGSMITH_API_KEY": "test-key",
                  "LANGSMITH_DISABLE_RUN_COMPRESSION": "true"}) as server:
         yield server
 
@@ -118,16 +89,12 @@ def test_a_client_that_hangs_up_cancels_the_run(served: RagloomServe) -> None:
     assert lines[-1]["route"] == "/rag/ask" and "retrieved" not in lines[-1]
 
 
-def test_graph_runs_reach_langsmith_with_the_trace_id(served: RagloomServe) -> None:
+def test_graph_runs_reach_langsmith_with_the_trace_id(served: RagloomServe,
+                                                      langsmith_endpoint: Recording) -> None:
     assert httpx.get(f"{served.url}/health", timeout=10).json()["langsmith"] is True
     response = httpx.post(f"{served.url}/rag/retrieve",
                           json={"query": "What does the P-40 pump weigh?"}, timeout=120)
     trace_id = response.json()["trace_id"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if any(trace_id.encode() in body for body in _Recorder.bodies):
-            break
-        time.sleep(0.3)
-    sent = b"".join(_Recorder.bodies)
-    assert trace_id.encode() in sent, f"{len(_Recorder.bodies)} requests, none with the trace id"
+    sent = langsmith_endpoint.wait_for(trace_id.encode(), timeout_s=30)
+    assert trace_id.encode() in sent, f"{len(langsmith_endpoint.bodies)} requests, none with it"
     assert b"ragloom-balanced" in sent  # the graph run, by the name the service gives it
