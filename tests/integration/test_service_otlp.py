@@ -12,7 +12,7 @@ from tests.api.servers import recording_endpoint
 pytestmark = pytest.mark.integration
 
 
-def test_spans_are_exported_over_otlp(kb: RagSettings) -> None:
+def test_spans_are_exported_over_otlp(kb: RagSettings) -> None:  # noqa: F811
     with recording_endpoint() as collector:
         for served in serve(kb, otlp_endpoint=f"{collector.url}/v1/traces"):
             response = served.client.post("/rag/retrieve", json={"query": "pump volts",
