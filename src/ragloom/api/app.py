@@ -151,7 +151,7 @@ class RequestEnvelope:
         body = json.dumps({"detail": [{"loc": ["body"], "type": "too_large",
                                        "msg": f"the body is over the limit of {limit} bytes"}]})
         response = Response(body, status_code=422, media_type="application/json")
-        await response(scope, lambda: _empty_receive(), send)
+        await response(scope, _empty_receive, send)
 
     def _finish(self, context: RequestContext, route: str, status: int) -> None:
         record = context.record
