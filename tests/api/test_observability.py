@@ -93,3 +93,23 @@ def test_metrics_expose_requests_cache_and_stage_quantiles(keyed: Served, keys: 
     assert 'ragloom_stage_latency_ms{quantile="0.95",stage="retrieve"}' in text
     assert 'ragloom_route_latency_ms{quantile="0.5",route="/rag/retrieve"}' in text
     assert "ragloom_stage_latency_ms_count" in text
+
+
+def test_guard_verdicts_reach_the_metrics(keyed: Served) -> None:
+    import time as clock
+
+    from ragloom.api.engine import ModelCalls, QueryPlan
+    from ragloom.api.service import RequestContext
+    from ragloom.state import RagAnswer, Verdict
+
+    service = keyed.client.app.state.service
+    context = RequestContext(span=service.tracer.start_span("t"), start_ns=0,
+                             started=clock.perf_counter())
+    refused = RagAnswer(question="q", text="I can't help with that.", verdicts=[
+        Verdict(stage="input_guard", verdict="jailbreak"),
+        Verdict(stage="output_guard", verdict="redacted")])
+    plan = QueryPlan(question="q", collection="other", profile="balanced")
+    metrics = service._response(refused, plan, ModelCalls(), context).metrics
+    assert (metrics.guardrail, metrics.output_guard) == ("jailbreak", "redacted")
+    plain = service._response(RagAnswer(question="q", text="x"), plan, ModelCalls(), context)
+    assert (plain.metrics.guardrail, plain.metrics.output_guard) == ("ok", None)
