@@ -345,6 +345,29 @@ class RankingSettings(_Section):
                                 "request's; 0 = off")
     per_request: bool = Field(False, description="keep the stage in the graph with every knob "
                               "off, so a run's input `ranking` may turn knobs on (the service)")
+class ApiSettings(_Section):
+    """The HTTP service (`ragloom serve`): binding, keys, cache, rate limits, telemetry."""
+
+    host: str = Field("127.0.0.1", description="address to bind; anything but loopback needs "
+                      "keys_file (without keys the server binds 127.0.0.1 only)")
+    port: int = Field(8000, ge=1, le=65535)
+    workers: int = Field(1, ge=1, le=64, description="worker processes; more than one needs "
+                         "redis_url so cache, rate limits and metrics hold across workers")
+    keys_file: Path | None = Field(None, description="YAML file of hashed API keys "
+                                   "(`ragloom api-key` writes it); none = anonymous, loopback only")
+    redis_url: str | None = Field(None, description="redis://HOST:PORT/DB shared by the workers "
+                                  "for the answer cache, rate limits and metrics; none = in-process")
+    cache_ttl_s: float = Field(300.0, ge=0, description="seconds an answer stays cached (0 = off)")
+    cache_max_entries: int = Field(10_000, ge=1, description="in-process cache size (LRU)")
+    rate_limit: str = Field("600/minute", description="per API key, in the `limits` notation "
+                            "(`N/second|minute|hour`, several joined by `;`)")
+    anonymous_rate_limit: str = Field("120/minute", description="per client IP without a key")
+    request_timeout_s: float = Field(120.0, gt=0, description="deadline of one query run; past "
+                                     "it the run is cancelled and the answer is a 504")
+    max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024, description="larger bodies get a 422")
+    otlp_endpoint: str | None = Field(None, description="OTLP/HTTP traces endpoint, e.g. "
+                                      "http://127.0.0.1:4318/v1/traces; none = spans not exported")
+    service_name: str = Field("ragloom", description="OpenTelemetry service.name")
 
 
 class RagSettings(_Section):
@@ -371,6 +394,7 @@ class RagSettings(_Section):
     adaptive: AdaptiveSettings = Field(default_factory=AdaptiveSettings)
     guard: GuardSettings = Field(default_factory=GuardSettings)
     ranking: RankingSettings = Field(default_factory=RankingSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
     cache_dir: Path | None = Field(
         None,
         description="where derived files are cached (the ONNX export of the embedding model); "

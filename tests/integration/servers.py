@@ -113,6 +113,21 @@ def trace_detail(answer: RagAnswer | dict, stage: str) -> dict:
     return steps[-1]["detail"]
 
 
+def stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM a process started with start_new_session and its group; SIGKILL what is left."""
+    for sig, grace in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 10.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=grace)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    # anything left in the group (workers) goes too
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
 # --------------------------------------------------------------------------------------------
 # langgraph dev
 
@@ -189,19 +204,8 @@ class LanggraphDev:
     def stop(self) -> None:
         """Terminate the whole process group; SIGKILL it when it does not exit in time."""
         proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        for sig, grace in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 10.0)):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, sig)
-            try:
-                proc.wait(timeout=grace)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        # anything left in the group (workers) goes too
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        if proc is not None:
+            stop_group(proc)
 
     @contextlib.contextmanager
     def diagnose(self) -> Iterator[None]:

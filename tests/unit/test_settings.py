@@ -88,6 +88,7 @@ DOCUMENTED_ENV = {
     "RAGLOOM_RETRIEVAL__CANDIDATE_K": ("80", "retrieval.candidate_k", 80),
     "RAGLOOM_CHAT__PROVIDER": ("none", "chat.provider", "none"),
     "RAGLOOM_CHAT__TIMEOUTS__GENERATE": ("150", "chat.timeouts.generate", 150.0),
+    "RAGLOOM_API__RATE_LIMIT": ("100/minute", "api.rate_limit", "100/minute"),
 }
 
 
