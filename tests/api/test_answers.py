@@ -88,7 +88,7 @@ def slow_chat(kb: RagSettings, silent_port: int) -> Iterator[Served]:
     """The service with a chat model that never answers (time-out 0.3 s)."""
     settings = kb.model_copy(update={"chat": kb.chat.model_copy(update={
         "provider": "openai", "base_url": f"http://127.0.0.1:{silent_port}/v1",
-        "timeout_s": 0.3})})
+        "timeout_s": 0.3, "timeouts": kb.chat.timeouts.model_copy(update={"generate": 0.3})})})
     yield from serve(settings)
 
 

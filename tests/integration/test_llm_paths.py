@@ -75,7 +75,7 @@ def test_chat_provider_talks_to_the_local_server(llm_base_url: str) -> None:
     chat = get_chat_model(ChatSettings(provider="openai", base_url=llm_base_url, model="local",
                                        max_tokens=8, timeout_s=30.0))
     assert chat is not None
-    reply = complete(chat, "You are terse.", "Say hello.")
+    reply = complete(chat, "You are terse.", "Say hello.", stage="generate")
     assert isinstance(reply, str) and reply.strip()
 
 

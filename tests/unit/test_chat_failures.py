@@ -14,9 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from ragloom.errors import ChatUnavailableError, ConfigError
-from ragloom.providers.chat import complete, get_chat_model
+from ragloom.providers.chat import complete, complete_structured, get_chat_model
 from ragloom.settings import ChatSettings
 from tests.conftest import free_port
 
@@ -87,11 +88,20 @@ def test_a_stage_uses_its_own_timeout_and_others_the_default(serve: Any) -> None
     assert complete(chat, "system", "user", stage="transform") == "ok"  # 30 s default suffices
 
 
+def test_a_structured_stage_uses_its_own_timeout(serve: Any) -> None:
+    class Verdict(BaseModel):
+        verdict: str
+
+    chat = chat_for(serve(delay_s=1.5), timeout_s=30, timeouts={"grade": 0.3})
+    with pytest.raises(ChatUnavailableError, match="chat.timeouts.grade"):
+        complete_structured(chat, "system", "user", Verdict, stage="grade")
+
+
 def test_refused_connection_and_server_errors_are_unavailable(serve: Any) -> None:
     with pytest.raises(ChatUnavailableError, match="did not answer"):
         complete(chat_for(f"http://127.0.0.1:{free_port()}/v1"), "s", "u", stage="generate")
     with pytest.raises(ChatUnavailableError, match="did not answer"):
-        complete(chat_for(serve(status=500)), "s", "u")
+        complete(chat_for(serve(status=500)), "s", "u", stage="generate")
 
 
 def test_rejected_credentials_are_a_config_error_naming_the_setting(serve: Any) -> None:

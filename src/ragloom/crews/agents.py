@@ -220,7 +220,7 @@ class Performer:
         try:
             if loop is not None:
                 return self._run_loop(loop, prompt, system, block)
-            return Outcome(complete(self.chat, system, prompt) or IDK, "chat")
+            return Outcome(complete(self.chat, system, prompt, stage="generate") or IDK, "chat")
         except ChatUnavailableError as exc:
             return self.offline(query, block, role, fallback=exc.what)
 
@@ -269,7 +269,7 @@ def choose_agent(chat: BaseChatModel, manager: ManagerSpec, agents: dict[str, Ag
                        for agent_id, a in agents.items())
     hint = f"\nThe crew file suggests: {suggested}" if suggested else ""
     user = f"Agents:\n{roster}\n\nTask: {description.strip()}{hint}"
-    choice = complete_structured(chat, system, user, ManagerChoice)
+    choice = complete_structured(chat, system, user, ManagerChoice, stage="classify")
     if choice is None or choice.agent.strip() not in agents:
         return None
     return choice.model_copy(update={"agent": choice.agent.strip()})

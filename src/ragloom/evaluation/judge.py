@@ -348,7 +348,7 @@ class LlmJudge(Judge):
 
         self.calls += 1
         try:
-            return complete(self.chat, system, user)
+            return complete(self.chat, system, user, stage="judge")
         except Exception:  # noqa: BLE001 - a failed judge call falls back, counted
             return ""
 

@@ -59,7 +59,7 @@ def answers_question(state: RagState, deps: RagDeps) -> dict[str, Any]:
             try:
                 reply = complete_structured(deps.chat, LLM_SYSTEM,  # type: ignore[arg-type]
                                             f"Question: {question}\n\nAnswer: {text}",
-                                            AnswersReply)
+                                            AnswersReply, stage="groundedness")
             except ChatUnavailableError as exc:
                 clock.note(fallback=f"heuristic: {exc.what}")
                 update["best_effort"] = True

@@ -130,7 +130,7 @@ def classify(state: RagState, deps: RagDeps) -> dict[str, Any]:
         reply = None
         if deps.settings.adaptive.classifier == "llm":
             reply = structured_or_fallback(deps, clock, update, system=LLM_SYSTEM, user=question,
-                                           schema=RouteReply, fallback="heuristic")
+                                           schema=RouteReply, fallback="heuristic", stage="classify")
         if reply is not None:
             classifier, route, reason = "llm", reply.route, reply.reason
         else:
@@ -158,7 +158,7 @@ def direct(state: RagState, deps: RagDeps) -> dict[str, Any]:
                 clock.note(arithmetic_error=f"{type(exc).__name__}: {exc}")
         if not text and deps.chat is not None and deps.settings.generate.enabled:
             try:
-                text = complete(deps.chat, DIRECT_SYSTEM, question)
+                text = complete(deps.chat, DIRECT_SYSTEM, question, stage="classify")
                 clock.note(answerer="chat")
             except ChatUnavailableError as exc:
                 clock.note(fallback=f"canned reply: {exc.what}")

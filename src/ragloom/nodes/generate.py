@@ -140,7 +140,7 @@ def _draft(state: RagState, deps: RagDeps, passages: list[ScoredChunk],
     prompt = user_prompt(state["question"], passages, settings.assemble.ordering, policy,
                          settings.chat.max_tokens, settings.generate.max_sentences)
     try:
-        reply = complete(deps.chat, SYSTEM_PROMPT, prompt)
+        reply = complete(deps.chat, SYSTEM_PROMPT, prompt, stage="generate")
     except ChatUnavailableError as exc:
         log_once("generate.chat-unavailable", f"chat model unavailable, answering extractively: {exc}")
         clock.note(generator="extractive", fallback=f"extractive: {exc}")

@@ -112,7 +112,7 @@ def _llm_grades(question: str, passages: Sequence[ScoredChunk], deps: RagDeps,
                          for i, p in enumerate(passages, start=1))
     prompt = f"Question: {question}\n\nPassages:\n\n{blocks}\n\nGrade every passage."
     try:
-        reply = complete_structured(deps.chat, LLM_SYSTEM, prompt, GradeReply)  # type: ignore[arg-type]
+        reply = complete_structured(deps.chat, LLM_SYSTEM, prompt, GradeReply, stage="grade")  # type: ignore[arg-type]
     except ChatUnavailableError as exc:
         clock.note(fallback=f"heuristic: {exc.what}")
         return None

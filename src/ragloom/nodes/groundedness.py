@@ -93,7 +93,7 @@ def _llm_check(
     context = render_context(passages, "linear", deps.settings.generate.suspicious)
     prompt = f"Passages:\n\n{context}\n\nAnswer:\n{draft}"
     try:
-        reply = complete(deps.chat, LLM_SYSTEM, prompt)  # type: ignore[arg-type]
+        reply = complete(deps.chat, LLM_SYSTEM, prompt, stage="groundedness")  # type: ignore[arg-type]
     except ChatUnavailableError as exc:
         clock.note(fallback=f"heuristic: chat model failed: {exc}", chat_unavailable=True)
         return None

@@ -51,7 +51,7 @@ def llm_verdict(question: str, chat: Any) -> GuardVerdict | None:
 
     Raises ChatUnavailableError like `complete_structured` when the model does not answer.
     """
-    reply = complete_structured(chat, LLM_SYSTEM, question, GuardReply)
+    reply = complete_structured(chat, LLM_SYSTEM, question, GuardReply, stage="classify")
     return _from_reply(reply) if reply is not None else None
 
 
@@ -63,7 +63,7 @@ def input_guard(state: RagState, deps: RagDeps) -> dict[str, Any]:
         verdict = None
         if deps.settings.guard.classifier == "llm":
             reply = structured_or_fallback(deps, clock, update, system=LLM_SYSTEM, user=question,
-                                           schema=GuardReply, fallback="heuristic")
+                                           schema=GuardReply, fallback="heuristic", stage="classify")
             verdict = _from_reply(reply) if reply is not None else None
         classifier = "llm" if verdict is not None else "heuristic"
         if verdict is None:

@@ -115,7 +115,7 @@ def decompose(state: RagState, deps: RagDeps) -> dict[str, Any]:
         if deps.chat is not None:
             try:
                 reply = complete_structured(deps.chat, LLM_SYSTEM.format(n=limit), question,
-                                            Decomposition)
+                                            Decomposition, stage="transform")
                 subs = [s.strip() for s in (reply.sub_questions if reply else []) if s.strip()]
                 clock.note(decomposer="llm")
             except ChatUnavailableError as exc:

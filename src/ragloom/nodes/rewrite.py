@@ -53,7 +53,7 @@ def _llm_probe(state: RagState, deps: RagDeps, tried: list[str]) -> str:
     prompt = (f"Question: {state['question']}\nQueries tried: {' | '.join(tried)}\n"
               f"What the checks said: {'; '.join(notes) or 'nothing relevant was found'}\n"
               "New query:")
-    reply = complete(deps.chat, LLM_SYSTEM, prompt)  # type: ignore[arg-type]
+    reply = complete(deps.chat, LLM_SYSTEM, prompt, stage="rewrite")  # type: ignore[arg-type]
     line = next((ln.strip().strip("\"'`") for ln in reply.splitlines() if ln.strip()), "")
     return line[:MAX_PROBE_CHARS] if content_words(line) else ""
 

@@ -16,7 +16,7 @@ Reply = TypeVar("Reply", bound=BaseModel)
 
 def structured_or_fallback(deps: RagDeps, clock: StageClock, update: dict[str, Any], *,
                            system: str, user: str, schema: type[Reply],
-                           fallback: str) -> Reply | None:
+                           fallback: str, stage: str) -> Reply | None:
     """The chat model's structured reply, or None with `fallback=...` traced: no chat model
     (logged once), the model unavailable (the update marked best-effort) or an unusable reply."""
     if deps.chat is None:
@@ -24,7 +24,7 @@ def structured_or_fallback(deps: RagDeps, clock: StageClock, update: dict[str, A
         clock.note(fallback=f"{fallback}: the llm mode needs a chat model")
         return None
     try:
-        reply = complete_structured(deps.chat, system, user, schema)
+        reply = complete_structured(deps.chat, system, user, schema, stage=stage)
     except ChatUnavailableError as exc:
         clock.note(fallback=f"{fallback}: {exc.what}")
         update["best_effort"] = True

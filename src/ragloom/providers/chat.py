@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -104,7 +104,7 @@ def _stage_timeout(chat: BaseChatModel, stage: str | None) -> float | None:
     return own.get(stage) if stage else None
 
 
-def complete(chat: BaseChatModel, system: str, user: str, *, stage: str | None = None) -> str:
+def complete(chat: BaseChatModel, system: str, user: str, *, stage: str) -> str:
     """Send one system + user turn and return the reply text (reasoning blocks removed).
 
     `stage` (transform, rerank, generate, ...) picks that stage's time-out from
@@ -132,24 +132,39 @@ def _text(content: object) -> str:
     return _THINK.sub("", str(content)).strip()
 
 
+def _json_schema_format(schema: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAI `response_format` that constrains a reply to the schema."""
+    return {"type": "json_schema",
+            "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}}
+
+
 def complete_structured(chat: BaseChatModel, system: str, user: str,
-                        schema: type[Reply]) -> Reply | None:
+                        schema: type[Reply], *, stage: str) -> Reply | None:
     """One call whose reply is parsed into `schema`; None when the reply is unusable.
 
     Uses the model's JSON-schema structured output when it has one (constrained decoding on
     OpenAI-compatible servers), else parses the reply text tolerantly (fenced or partial JSON,
-    langchain-core's `parse_json_markdown`). Raises like `complete` when the model is unavailable.
+    langchain-core's `parse_json_markdown`). A stage with its own time-out (`chat.timeouts`) sends
+    the same constraint as a request option, since a structured-output chain cannot carry one.
+    Raises like `complete` when the model is unavailable.
     """
     from langchain_core.exceptions import OutputParserException
     from langchain_core.utils.json import parse_json_markdown
 
     messages = [SystemMessage(content=system), HumanMessage(content=user)]
+    timeout = _stage_timeout(chat, stage)
+    structured = None
+    if timeout is None:
+        try:
+            structured = chat.with_structured_output(schema, method="json_schema",
+                                                     include_raw=True)
+        except NotImplementedError:
+            structured = None
     try:
-        structured = chat.with_structured_output(schema, method="json_schema", include_raw=True)
-    except NotImplementedError:
-        structured = None
-    try:
-        if structured is None:
+        if timeout is not None:
+            text = _text(chat.invoke(messages, timeout=timeout,
+                                     response_format=_json_schema_format(schema)).content)
+        elif structured is None:
             text = _text(chat.invoke(messages).content)
         else:
             result = structured.invoke(messages)
@@ -159,7 +174,7 @@ def complete_structured(chat: BaseChatModel, system: str, user: str,
     except Exception as exc:
         if type(exc).__name__ in _TRUNCATED_REPLIES:
             return None  # cut at max_tokens or filtered: no usable JSON
-        mapped = _chat_error(exc)
+        mapped = _chat_error(exc, stage)
         if mapped is None:
             raise
         raise mapped from exc

@@ -155,7 +155,8 @@ class LlmReranker:
         if not head:
             return [], {"window": 0}
         try:
-            reply = complete(self.chat, LLM_RERANK_SYSTEM, self._prompt(question, head))
+            reply = complete(self.chat, LLM_RERANK_SYSTEM, self._prompt(question, head),
+                         stage="rerank")
         except Exception as exc:  # noqa: BLE001 - an optional enhancer degrades, traced
             reason = f"original order: chat model failed: {type(exc).__name__}: {exc}"
             return list(chunks[:top_n]), {"window": len(head), "fallback": reason}
