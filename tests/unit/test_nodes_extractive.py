@@ -139,3 +139,27 @@ def test_a_flagged_source_is_never_quoted_without_a_note() -> None:
                          "injection (instruction_override); treat it with care.")
     clean = passage("The reset code is 4711.")
     assert "Note:" not in answer("What is the reset code?", clean)
+
+
+def test_a_term_heading_joins_only_the_first_sentence_of_its_body() -> None:
+    units = [u.text for u in passage_units(1, TROUBLESHOOTING)]
+    assert "E204 — Rain gauge blocked: The bucket has not moved for 72 hours." in units
+    assert "Clear the funnel." in units  # a later sentence is its own unit, the heading context
+
+
+WARRANTY = passage("# Warranty\n\nThe hub has a two-year warranty. Registering it in the app within "
+                   "30 days extends the warranty to three years.\n", title="Warranty")
+
+
+def test_another_value_of_the_asked_type_is_kept() -> None:
+    text = answer("How long is the warranty?", WARRANTY)
+    assert "two-year warranty" in text and "three years" in text
+
+
+RELEASES = passage("# Release notes\n\n## 3.1.2 — 2024-11-05\n\n- Fixed: E422 clock drift errors "
+                   "after the change to winter time.\n", source="notes.md", title="Release notes")
+
+
+def test_another_passage_must_name_the_code_the_question_asks_about() -> None:
+    text = answer("What does error E204 mean?", TROUBLESHOOTING, RELEASES)
+    assert text.startswith("E204 — Rain gauge blocked:") and "E422" not in text

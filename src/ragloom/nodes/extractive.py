@@ -16,7 +16,8 @@ embedder is given, a small rank prior, and a small bonus for a number when the q
 one. The best unit comes first; a further unit is kept only while it adds support: above a
 relative and an absolute floor, no big drop from the unit before it, covering a question term the
 kept units do not (or, when the best unit states a value of the asked type, another value of it:
-"two-year warranty", then "three years once registered"), and not repeating them.
+"two-year warranty", then "three years once registered"), not repeating them, and, from a section
+not quoted yet, naming one of the names or codes the question is about, when it has any.
 """
 
 from __future__ import annotations
@@ -91,12 +92,14 @@ another number favours units that state one (the first pattern the question matc
 
 
 class Unit(NamedTuple):
-    """One candidate answer unit of a passage; `key` is the term it defines or the row key."""
+    """One candidate answer unit of a passage; `key` is the term it defines or the row key,
+    `section` the heading path it sits under."""
 
     marker: int
     text: str
     context: str
     key: str = ""
+    section: str = ""
 
 
 class _Scored(NamedTuple):
@@ -175,6 +178,7 @@ class _Reader:
         self.title = title
         self.heading = heading
         self.term = _term_of(heading)
+        self.term_claimed = False
         self.units: list[Unit] = []
         self.paragraph: list[str] = []
         self.table: list[str] | None = None
@@ -185,20 +189,24 @@ class _Reader:
         return " > ".join(dict.fromkeys(parts))
 
     def add(self, text: str) -> None:
-        """Add a sentence or line unit; under a term heading it carries the heading (the heading
-        holds the claim: `E204 — Rain gauge blocked: the tipping bucket ...`)."""
+        """Add a sentence or line unit; the first one under a term heading carries the heading
+        (the heading holds the claim: `E204 — Rain gauge blocked: The tipping bucket ...`), the
+        later ones have it as context."""
         text = " ".join(strip_markers(_BULLET.sub("", text)).split())
         if not text or text.endswith("?"):
             return
-        if len(words(text)) < MIN_UNIT_WORDS and not self.term:
+        first_under_term = bool(self.term) and not self.term_claimed
+        if len(words(text)) < MIN_UNIT_WORDS and not first_under_term:
             return
-        if self.term:
+        if first_under_term:
+            self.term_claimed = True
             joined = f"{self.heading}: {text[0].upper()}{text[1:]}"
-            self.units.append(Unit(self.marker, joined, f"{self.title}: {joined}", self.term))
+            self.units.append(Unit(self.marker, joined, f"{self.title}: {joined}", self.term,
+                                   self.context()))
             return
         context = self.context()
         self.units.append(Unit(self.marker, text, f"{context}: {text}" if context else text,
-                               _field_term(text)))
+                               _field_term(text), context))
 
     def flush(self) -> None:
         """Emit the sentences of the paragraph being read."""
@@ -213,6 +221,7 @@ class _Reader:
         self.table = None
         self.heading = heading
         self.term = _term_of(heading)
+        self.term_claimed = False
 
     def row(self, cells: list[str]) -> None:
         """A table row: the first one is the header."""
@@ -375,9 +384,11 @@ def _redundant(tokens: frozenset[str], chosen: Sequence[_Scored]) -> bool:
     return False
 
 
-def _select(ranked: list[_Scored], weights: dict[str, float],
-            max_units: int) -> Iterator[_Scored]:
-    """The best unit, then the next ones while they add support (see the module docstring)."""
+def _select(ranked: list[_Scored], weights: dict[str, float], max_units: int,
+            focus: set[str]) -> Iterator[_Scored]:
+    """The best unit, then the next ones while they add support (see the module docstring); a
+    further unit from a section not yet quoted must mention one of the names or codes the question
+    is about (`focus`), if it has any: a sentence of the same section may say "it"."""
     top = ranked[0]
     yield top
     chosen = [top]
@@ -398,6 +409,10 @@ def _select(ranked: list[_Scored], weights: dict[str, float],
         if sum(weights[t] for t in new) / total < MIN_GAIN and not new_value:
             continue
         if _redundant(candidate.tokens, chosen):
+            continue
+        sections = {(c.unit.marker, c.unit.section) for c in chosen}
+        if (focus and (candidate.unit.marker, candidate.unit.section) not in sections
+                and not focus & set(tokenize(candidate.unit.context))):
             continue
         chosen.append(candidate)
         covered |= new
@@ -437,7 +452,8 @@ def extractive_answer(
     parts: list[str] = []
     markers: list[int] = []
     weights = question_weights(question, passages)
-    for candidate in _select(ranked, weights, max_sentences):
+    focus = _focus_terms(question) & set(weights)
+    for candidate in _select(ranked, weights, max_sentences, focus):
         unit = candidate.unit
         room = max_chars - len(" ".join(parts)) - (1 if parts else 0)
         cited = _cite(unit.text, unit.marker)

@@ -118,17 +118,22 @@ function renderTrace(trace) {
 }
 
 // Where the answer's sentence citing [marker] appears word for word in the passage (an
-// extractive answer quotes it), as [start, end] offsets; null when it is paraphrased.
+// extractive answer quotes it), as [start, end] offsets; null when it is paraphrased. A unit the
+// extractive answer labels with its heading or field (`E204 — Rain gauge blocked: The bucket…`)
+// is looked up without its labels, one at a time.
 function claimIn(passage, marker) {
   const answer = state.answer || "";
   for (const sentence of answer.split(/(?<=[.!?])\s+/)) {
     if (!sentence.includes(`[${marker}]`)) continue;
-    const plain = sentence.replace(/\s*\[\d+(?:\s*[,;]\s*\d+)*\]/g, "").replace(/[.!?]+$/, "").trim();
-    if (!plain) continue;
-    // the same words, whatever whitespace the source has between them
-    const words = plain.split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    const found = new RegExp(words.join("\\s+")).exec(passage);
-    if (found) return [found.index, found.index + found[0].length];
+    let plain = sentence.replace(/\s*\[\d+(?:\s*[,;]\s*\d+)*\]/g, "").replace(/[.!?]+$/, "").trim();
+    while (plain) {
+      // the same words, whatever whitespace the source has between them
+      const words = plain.split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+      const found = new RegExp(words.join("\\s+"), "i").exec(passage);
+      if (found) return [found.index, found.index + found[0].length];
+      const label = plain.indexOf(": ");
+      plain = label < 0 ? "" : plain.slice(label + 2).trim();
+    }
   }
   return null;
 }
