@@ -141,10 +141,10 @@ def test_a_flagged_source_is_never_quoted_without_a_note() -> None:
     assert "Note:" not in answer("What is the reset code?", clean)
 
 
-def test_a_term_heading_joins_only_the_first_sentence_of_its_body() -> None:
-    units = [u.text for u in passage_units(1, TROUBLESHOOTING)]
-    assert "E204 — Rain gauge blocked: The bucket has not moved for 72 hours." in units
-    assert "Clear the funnel." in units  # a later sentence is its own unit, the heading context
+def test_a_term_heading_labels_every_sentence_of_its_body_and_leads_with_the_first() -> None:
+    units = {u.text: u for u in passage_units(1, TROUBLESHOOTING)}
+    assert units["E204 — Rain gauge blocked: The bucket has not moved for 72 hours."].lead
+    assert not units["E204 — Rain gauge blocked: Clear the funnel."].lead
 
 
 WARRANTY = passage("# Warranty\n\nThe hub has a two-year warranty. Registering it in the app within "

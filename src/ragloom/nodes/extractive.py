@@ -51,6 +51,9 @@ CONTEXT_WEIGHT = 0.5
 RANK_PRIOR = 0.1
 TYPE_BONUS = 0.08
 """For questions asking for a date, duration, price or number: units that state one."""
+LEAD_BONUS = 0.1
+"""Added to the key bonus for the first sentence under a term heading the question names: the
+definition comes before the section's details."""
 KEY_BONUS = 0.25
 """For units whose key (the term a heading or definition line defines, a row's key) the
 question names: they answer it directly."""
@@ -93,13 +96,15 @@ another number favours units that state one (the first pattern the question matc
 
 class Unit(NamedTuple):
     """One candidate answer unit of a passage; `key` is the term it defines or the row key,
-    `section` the heading path it sits under."""
+    `section` the heading path it sits under; `lead` marks the first sentence under a term
+    heading (the definition)."""
 
     marker: int
     text: str
     context: str
     key: str = ""
     section: str = ""
+    lead: bool = False
 
 
 class _Scored(NamedTuple):
@@ -189,20 +194,19 @@ class _Reader:
         return " > ".join(dict.fromkeys(parts))
 
     def add(self, text: str) -> None:
-        """Add a sentence or line unit; the first one under a term heading carries the heading
-        (the heading holds the claim: `E204 — Rain gauge blocked: The tipping bucket ...`), the
-        later ones have it as context."""
+        """Add a sentence or line unit; under a term heading it carries the heading (the heading
+        holds the claim: `E204 — Rain gauge blocked: The tipping bucket ...`), the section's
+        first sentence marked as its lead."""
         text = " ".join(strip_markers(_BULLET.sub("", text)).split())
         if not text or text.endswith("?"):
             return
-        first_under_term = bool(self.term) and not self.term_claimed
-        if len(words(text)) < MIN_UNIT_WORDS and not first_under_term:
+        if len(words(text)) < MIN_UNIT_WORDS and not self.term:
             return
-        if first_under_term:
-            self.term_claimed = True
+        if self.term:
             joined = f"{self.heading}: {text[0].upper()}{text[1:]}"
             self.units.append(Unit(self.marker, joined, f"{self.title}: {joined}", self.term,
-                                   self.context()))
+                                   self.context(), lead=not self.term_claimed))
+            self.term_claimed = True
             return
         context = self.context()
         self.units.append(Unit(self.marker, text, f"{context}: {text}" if context else text,
@@ -362,7 +366,7 @@ def score_units(question: str, passages: Sequence[ScoredChunk],
             score += TYPE_BONUS
         key = set(tokenize(unit.key))
         if key and key <= asked:
-            score += KEY_BONUS
+            score += KEY_BONUS + (LEAD_BONUS if unit.lead else 0.0)
         found.append(_Scored(score, relevance, unit, tokens, values))
     return sorted(found, key=lambda s: -s.score)
 
