@@ -20,7 +20,8 @@ from ragloom.cli import app
 from ragloom.nodes import ingest as ingest_nodes
 from ragloom.runner import StreamEvent, ingest
 from ragloom.settings import load_settings
-from ragloom.state import Citation, RagAnswer, Verdict
+from ragloom.state import RagAnswer
+from tests.fakes import ungrounded_answer
 
 cli = CliRunner()
 QUESTION = "Which port does lumend serve on?"
@@ -125,20 +126,14 @@ class ScriptedStream:
 def test_a_streamed_ungrounded_answer_still_prints_its_warning(
     kb: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ungrounded = RagAnswer(
-        question="q", text="The Lumen Ultra costs EUR 999 [1].", best_effort=True,
-        citations=[Citation(marker=1, chunk_id="m.csv#row=1::0::x", source_id="m.csv",
-                            snippet="model: Lumen Max", score=0.5, score_origin="convex", start=0,
-                            end=16)],
-        verdicts=[Verdict(stage="groundedness", verdict="ungrounded", score=0.0,
-                          reason="0/1 claims supported by their cited passages")])
+    ungrounded = ungrounded_answer()
     monkeypatch.setattr(runner_module, "stream", ScriptedStream(ungrounded))
     result = cli.invoke(app, ["ask", "q", "--stream", "-c", "portkb", "--data-dir", str(kb)])
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert out.startswith("The Lumen Ultra costs EUR 999 [1].")
     warning = out.index("warning: this answer is not supported by the passages it cites")
-    assert out.index("EUR 999") < warning < out.index("Sources") < out.index("[1] m.csv")
+    assert out.index("EUR 999") < warning < out.index("Sources") < out.index("[1] kb/models.csv")
     assert "checked answer" not in out  # the streamed text was the final text
 
 
