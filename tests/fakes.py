@@ -50,3 +50,16 @@ class ScriptedRoleChat(BaseChatModel):
     def roles(self) -> list[str]:
         """The role phrase of every call, in order."""
         return [role for role, _ in self.calls]
+
+
+def ungrounded_answer() -> Any:
+    """A fixed best-effort RagAnswer whose groundedness verdict is `ungrounded` (CLI warnings)."""
+    from ragloom.state import Citation, RagAnswer, Verdict
+
+    return RagAnswer(
+        question="q", text="The Lumen Ultra costs EUR 999 [1].", best_effort=True,
+        citations=[Citation(marker=1, chunk_id="kb/models.csv#row=1::0::x", source_id="kb/models.csv",
+                            snippet="model: Lumen Max", score=0.5, score_origin="convex", start=0,
+                            end=16)],
+        verdicts=[Verdict(stage="groundedness", verdict="ungrounded", score=0.0,
+                          reason="0/1 claims supported by their cited passages")])

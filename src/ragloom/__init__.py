@@ -1,7 +1,8 @@
 """ragloom: LangGraph-native retrieval-augmented generation.
 
 The public face: `ingest`, `ask`, `retrieve`, `stream`, `build_graph`, `run_graph`,
-`as_retriever`, `load_crew`, `run_crew` (and the async `aask`, `aretrieve`, `astream`). Importing
+`as_retriever`, `load_crew`, `run_crew`, `list_collections`, `show_collection`,
+`delete_collection` (and the async `aask`, `aretrieve`, `astream`). Importing
 ragloom is cheap (each name is imported on first use) and changes nothing in the host process:
 environment variables that libraries need (offline Hugging Face, no onnxruntime telemetry) are set
 only around the calls that read them.
@@ -13,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ragloom.collections import delete_collection, list_collections, show_collection
     from ragloom.crews.loader import load_crew, run_crew
     from ragloom.profiles.resolver import build_graph
     from ragloom.retriever import as_retriever
@@ -42,6 +44,9 @@ _EXPORTS = {
     "aretrieve": "ragloom.runner",
     "stream": "ragloom.runner",
     "astream": "ragloom.runner",
+    "list_collections": "ragloom.collections",
+    "show_collection": "ragloom.collections",
+    "delete_collection": "ragloom.collections",
     "build_graph": "ragloom.profiles.resolver",
     "as_retriever": "ragloom.retriever",
     "load_crew": "ragloom.crews.loader",

@@ -1,4 +1,6 @@
-"""Command line: `ragloom ingest | ask | search | eval | config show | crew | serve | api-key`.
+"""Command line: `ragloom ingest | ask | search | collections | eval | config | crew | serve`.
+
+Also `ragloom api-key`.
 
 No traceback reaches a user: a ragloom error prints its one-line message (exit 2), anything
 unexpected one line that points to `--debug`, which shows the traceback. `-v` shows ragloom's
@@ -24,7 +26,7 @@ from ragloom import __version__
 from ragloom.errors import RagloomError
 from ragloom.ingest.chunkers import CHUNKERS
 from ragloom.profiles.presets import profile_names
-from ragloom.state import IngestionReport, RagAnswer
+from ragloom.state import IngestionReport, RagAnswer, SourceResult
 
 DEBUG_KEY = "ragloom.debug"
 out = Console()
@@ -65,6 +67,10 @@ app = typer.Typer(cls=_ErrorBoundary, add_completion=False, no_args_is_help=True
 config_app = typer.Typer(cls=_ErrorBoundary, no_args_is_help=True, rich_markup_mode=None,
                          help="Inspect the resolved settings.")
 app.add_typer(config_app, name="config")
+collections_app = typer.Typer(cls=_ErrorBoundary, invoke_without_command=True,
+                              rich_markup_mode=None,
+                              help="List, inspect and delete the collections of a data directory.")
+app.add_typer(collections_app, name="collections")
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -165,13 +171,31 @@ def _display(source_id: str) -> str:
         return source_id
 
 
+SKIPPED_SHOWN = 20
+"""Skipped files listed by name in the ingest summary."""
+
+
+def _source_notes(result: SourceResult) -> list[str]:
+    """What the table's notes say besides errors: flagged documents, a removed old version."""
+    notes = []
+    if result.suspicious_documents:
+        notes.append(f"{result.suspicious_documents} document(s) flagged as suspicious "
+                     f"({', '.join(result.signals)})")
+    if result.quarantined_documents and result.status != "quarantined":
+        notes.append(f"{result.quarantined_documents} document(s) quarantined")
+    if result.old_version == "removed":
+        notes.append("the version stored before was removed")
+    return notes
+
+
 def _summary(report: IngestionReport) -> None:
     table = Table(title=f"ingest → {report.collection}", show_lines=False)
     for column in ("source", "status", "docs", "chunks", "embedded", "notes"):
         table.add_column(column, overflow="fold")
     styles = {"failed": "red", "quarantined": "yellow", "removed": "magenta", "unchanged": "dim"}
     for s in report.sources:
-        notes = "; ".join(s.errors) or (", ".join(s.signals) if s.signals else "")
+        notes = "; ".join([*s.errors, *_source_notes(s)]) or (", ".join(s.signals)
+                                                              if s.signals else "")
         table.add_row(escape(_display(s.source_id)),
                       f"[{styles.get(s.status, 'green')}]{s.status}[/]", str(s.documents),
                       str(s.chunks), str(s.embeddings_computed), escape(notes))
@@ -179,8 +203,16 @@ def _summary(report: IngestionReport) -> None:
     counts = ", ".join(f"{n} {st}" for st in ("ingested", "updated", "unchanged", "removed",
                                                "quarantined", "failed")
                        if (n := report.count(st)))
-    out.print(f"{counts or 'no sources'}; {report.embeddings_computed} embeddings computed "
-              f"in {report.total_ms / 1000:.1f} s")
+    out.print(f"{counts or 'no sources'}; {report.chunks_written} chunks written, "
+              f"{report.embeddings_computed} embeddings computed in {report.total_ms / 1000:.1f} s"
+              + ("; collection rebuilt (--reindex)" if report.reindexed else ""))
+    if report.skipped:
+        out.print(f"skipped {len(report.skipped)} file(s):", highlight=False)
+        for source_id, reason in list(report.skipped.items())[:SKIPPED_SHOWN]:
+            out.print(f"  {escape(_display(source_id))}: {escape(reason)}", highlight=False)
+        if len(report.skipped) > SKIPPED_SHOWN:
+            out.print(f"  … and {len(report.skipped) - SKIPPED_SHOWN} more (--json lists all)",
+                      highlight=False)
     for warning in report.warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
 
@@ -234,7 +266,8 @@ def _filters(raw: str | None) -> dict[str, Any] | None:
     return value
 
 
-def _print_answer(result: RagAnswer, *, show_text: bool) -> None:
+def _warnings(result: RagAnswer) -> list[str]:
+    """The warnings an answer needs: unsupported by its passages, or best-effort."""
     warnings: list[str] = []
     for verdict in result.verdicts:
         if verdict.verdict == "ungrounded":
@@ -245,11 +278,15 @@ def _print_answer(result: RagAnswer, *, show_text: bool) -> None:
         reasons = [str(s.detail["fallback"]) for s in result.trace if s.detail.get("fallback")]
         warnings.append("best-effort answer (" + ("; ".join(reasons) if reasons
                                                   else "loop budget or circuit breaker hit") + ")")
-    if show_text:
-        for warning in warnings:
-            out.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
-        out.print(result.text or "(no answer)", highlight=False)
-        out.print()
+    return warnings
+
+
+def _print_warnings(warnings: list[str]) -> None:
+    for warning in warnings:
+        out.print(f"[bold yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+
+
+def _print_sources(result: RagAnswer) -> None:
     if not result.citations:
         out.print("[dim]no sources[/]")
     else:
@@ -263,14 +300,50 @@ def _print_answer(result: RagAnswer, *, show_text: bool) -> None:
                   f"score {c.score:.3f} ({c.score_origin}){flag}", highlight=False)
         snippet = " ".join(c.snippet.split())
         out.print(f"    [dim]{snippet[:160]}…[/]", highlight=False)
+
+
+def _print_answer(result: RagAnswer, *, show_text: bool) -> None:
+    warnings = _warnings(result)
+    if show_text:
+        _print_warnings(warnings)
+        out.print(result.text or "(no answer)", highlight=False)
+        out.print()
+    _print_sources(result)
     if not show_text:
         for warning in warnings:
             err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
 
 
+def _stream_answer(question: str, *, top_n: int | None, filters: dict[str, Any] | None,
+                   settings: Any) -> None:
+    """Print the answer text as it is written, then its warnings and sources as `ask` does."""
+    from ragloom.runner import stream as run_stream
+
+    written: list[str] = []
+    result: RagAnswer | None = None
+    for event in run_stream(question, top_n=top_n, filters=filters, settings=settings):
+        if event.kind == "text":
+            written.append(event.text)
+            out.print(event.text, end="", highlight=False, markup=False, soft_wrap=True)
+            out.file.flush()
+        elif event.kind == "answer":
+            result = event.answer
+    assert result is not None, "a stream always ends with the answer"
+    if not written:
+        out.print(result.text or "(no answer)", highlight=False, markup=False, end="")
+    elif " ".join("".join(written).split()) != " ".join(result.text.split()):
+        out.print()
+        out.print("[dim]checked answer:[/]", highlight=False)
+        out.print(result.text or "(no answer)", highlight=False, markup=False, end="")
+    out.print()
+    _print_warnings(_warnings(result))
+    out.print()
+    _print_sources(result)
+
+
 def _query(question: str, *, retrieval_only: bool, collection: str | None, profile: str | None,
            top_n: int | None, filters: str | None, data_dir: Path | None,
-           config: Path | None, as_json: bool) -> None:
+           config: Path | None, as_json: bool, streaming: bool = False) -> None:
     """Run the answer or retrieval-only graph and print its result."""
     from ragloom.runner import ask as run_ask
     from ragloom.runner import retrieve as run_retrieve
@@ -280,6 +353,9 @@ def _query(question: str, *, retrieval_only: bool, collection: str | None, profi
     parsed = _filters(filters)
     settings = resolve_settings(profile=profile, config_file=config, data_dir=data_dir,
                                 collection=collection)
+    if streaming and not as_json and not retrieval_only:
+        _stream_answer(question, top_n=top_n, filters=parsed, settings=settings)
+        return
     result = run(question, top_n=top_n, filters=parsed, settings=settings)
     if as_json:
         print(result.model_dump_json(indent=2))
@@ -296,6 +372,10 @@ def ask(
     top_n: TopNOpt = None,
     filter_json: FilterOpt = None,
     as_json: JsonOpt = False,
+    stream: Annotated[Optional[bool], typer.Option(
+        "--stream/--no-stream", metavar="",
+        help="print the answer as it is written, then its warnings and sources (default: stream "
+             "when stdout is a terminal; --json never streams)")] = None,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
     verbose: VerboseOpt = 0,
@@ -303,8 +383,10 @@ def ask(
 ) -> None:
     """Answer a question with [n] citations, then list the numbered sources."""
     _setup(ctx, verbose, debug)
+    streaming = sys.stdout.isatty() if stream is None else stream
     _query(question, retrieval_only=False, collection=collection, profile=profile, top_n=top_n,
-           filters=filter_json, data_dir=data_dir, config=config, as_json=as_json)
+           filters=filter_json, data_dir=data_dir, config=config, as_json=as_json,
+           streaming=streaming)
 
 
 @app.command()
@@ -431,6 +513,127 @@ def config_show(
         style = "dim" if source == "default" else "bold"
         table.add_row(key, escape(json.dumps(value)), f"[{style}]{escape(source)}[/]")
     out.print(table, highlight=False)
+
+
+def _store_settings(data_dir: Path | None, config: Path | None) -> Any:
+    from ragloom.settings import resolve_settings
+
+    return resolve_settings(config_file=config, data_dir=data_dir)
+
+
+@collections_app.callback()
+def collections_list(
+    ctx: typer.Context,
+    as_json: JsonOpt = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    verbose: VerboseOpt = 0,
+    debug: DebugOpt = False,
+) -> None:
+    """List the collections: chunks, sources, embedding profile and last ingest."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from ragloom.collections import list_collections
+
+    _setup(ctx, verbose, debug)
+    settings = _store_settings(data_dir, config)
+    found = list_collections(settings=settings)
+    if as_json:
+        print(json.dumps([c.model_dump(mode="json") for c in found], indent=2))
+        return
+    if not found:
+        out.print(f"no collections in {escape(str(settings.data_dir))}; create one with "
+                  "`ragloom ingest SOURCE -c NAME`", highlight=False)
+        return
+    table = Table(title=f"collections in {escape(str(settings.data_dir))}")
+    for column in ("name", "chunks", "sources", "embedding profile", "last ingest"):
+        table.add_column(column, overflow="fold")
+    for c in found:
+        table.add_row(escape(c.name), str(c.chunks), str(c.sources),
+                      escape(c.embedding_profile or "?"), c.last_ingest or "?")
+    out.print(table, highlight=False)
+
+
+CollectionArg = Annotated[str, typer.Argument(metavar="NAME", help="the collection")]
+
+
+@collections_app.command("show")
+def collections_show(
+    ctx: typer.Context,
+    name: CollectionArg,
+    as_json: JsonOpt = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    verbose: VerboseOpt = 0,
+    debug: DebugOpt = False,
+) -> None:
+    """Show a collection: its sources with chunk counts and its quarantined documents."""
+    from ragloom.collections import show_collection
+
+    _setup(ctx, verbose, debug)
+    details = show_collection(name, settings=_store_settings(data_dir, config))
+    if as_json:
+        print(details.model_dump_json(indent=2))
+        return
+    c = details.summary
+    out.print(f"[bold]{escape(c.name)}[/]: {c.chunks} chunks, {c.sources} sources, embedding "
+              f"profile {escape(c.embedding_profile or '?')}, last ingest {c.last_ingest or '?'}",
+              highlight=False)
+    sources = Table(title="sources")
+    for column in ("source", "docs", "chunks", "recorded"):
+        sources.add_column(column, overflow="fold")
+    for s in details.sources:
+        sources.add_row(escape(_display(s.source_id)), str(s.documents), str(s.chunks),
+                        s.recorded_at)
+    out.print(sources, highlight=False)
+    if details.quarantine:
+        held = Table(title="quarantine")
+        for column in ("source", "document", "reason", "signals", "when"):
+            held.add_column(column, overflow="fold")
+        for q in details.quarantine:
+            held.add_row(escape(_display(q.source_id)), escape(q.doc_id), escape(q.reason),
+                         escape(", ".join(q.signals)), q.quarantined_at)
+        out.print(held, highlight=False)
+    else:
+        out.print("[dim]no quarantined documents[/]")
+    if details.interrupted_batches:
+        out.print(f"[yellow]note:[/] {details.interrupted_batches} batch(es) of an interrupted "
+                  "ingest; the next ingest re-ingests their sources", highlight=False)
+    if details.bm25_stale:
+        out.print("[yellow]note:[/] the BM25 index waits for a rebuild (the next ingest or "
+                  "query does it)", highlight=False)
+
+
+@collections_app.command("delete")
+def collections_delete(
+    ctx: typer.Context,
+    name: CollectionArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", metavar="",
+                                      help="do not ask for confirmation")] = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    verbose: VerboseOpt = 0,
+    debug: DebugOpt = False,
+) -> None:
+    """Delete a collection: its vectors, BM25 index, manifest and quarantine (crash-safe)."""
+    from ragloom.collections import delete_collection, show_collection
+    from ragloom.errors import UnknownCollectionError
+
+    _setup(ctx, verbose, debug)
+    settings = _store_settings(data_dir, config)
+    try:
+        summary = show_collection(name, settings=settings).summary
+    except UnknownCollectionError:
+        summary = None  # an interrupted deletion to finish, or an error delete_collection raises
+    if summary is not None and not yes:
+        typer.confirm(f"delete collection {name!r} ({summary.chunks} chunks, {summary.sources} "
+                      f"sources) from {settings.data_dir}?", abort=True)
+    deleted = delete_collection(name, settings=settings)
+    if deleted is None:
+        out.print(f"finished deleting collection {escape(name)!r}", highlight=False)
+    else:
+        out.print(f"deleted collection {escape(name)!r} ({deleted.chunks} chunks, "
+                  f"{deleted.sources} sources)", highlight=False)
 
 
 # crews: `ragloom crew validate | run` (the commands live in ragloom/crews/cli.py)

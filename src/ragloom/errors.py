@@ -38,6 +38,20 @@ class UnknownNameError(ConfigError):
         self.known = list(known)
 
 
+class UnknownCollectionError(UnknownNameError):
+    """A query or command names a collection the data directory does not hold."""
+
+    def __init__(self, name: str, known: list[str] | tuple[str, ...], *, where: str) -> None:
+        listed = f"known collections: {', '.join(sorted(known))}" if known else (
+            "there are no collections here yet (is --data-dir / RAGLOOM_DATA_DIR right?)")
+        ConfigError.__init__(
+            self, f"unknown collection {name!r}", where=where,
+            hint=f"{listed}; create one with `ragloom ingest SOURCE -c {name}`")
+        self.kind = "collection"
+        self.name = name
+        self.known = sorted(known)
+
+
 class LoadError(RagloomError):
     """A source could not be read or parsed (missing path, bad format, HTTP failure)."""
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
-_indexes: dict[tuple[str, str | None, str, str], ChromaDocumentIndex] = {}
+_indexes: dict[tuple[str, str | None, str, str, bool], ChromaDocumentIndex] = {}
 _bm25: dict[Path, tuple[tuple[int, int, int] | None, Bm25Index | None]] = {}
 _deps: dict[str, RagDeps] = {}
 
@@ -40,20 +40,42 @@ def embedder(settings: RagSettings) -> Embedder:
     return get_embedder(settings.embedding, cache_dir=settings.resolved_cache_dir())
 
 
-def document_index(settings: RagSettings) -> ChromaDocumentIndex:
-    """The process-wide Chroma index of the settings' collection (chromadb is imported here, on
-    first use, not when this module is)."""
+def document_index(settings: RagSettings, *, create: bool = True) -> ChromaDocumentIndex:
+    """The process-wide Chroma index of the settings' collection.
+
+    chromadb is imported here, on first use, not when this module is. `create=False` gives the
+    query side's index, which never creates anything and raises UnknownCollectionError for a
+    collection that does not exist.
+    """
     from ragloom.stores.chroma import ChromaDocumentIndex
 
     paths = data_paths(settings)
     profile = embedder(settings).profile
-    key = (str(paths.data_dir), settings.chroma_url, settings.collection, profile.key())
+    key = (str(paths.data_dir), settings.chroma_url, settings.collection, profile.key(), create)
     with _lock:
         if key not in _indexes:
             _indexes[key] = ChromaDocumentIndex(
-                settings.collection, profile, data_dir=paths.data_dir, server_url=settings.chroma_url
+                settings.collection, profile, data_dir=paths.data_dir,
+                server_url=settings.chroma_url, create=create
             )
         return _indexes[key]
+
+
+def require_collection(settings: RagSettings) -> None:
+    """UnknownCollectionError unless the settings' collection exists (checked once per index)."""
+    document_index(settings, create=False).ensure_exists()
+
+
+def forget_collection(settings: RagSettings) -> None:
+    """Drop every cached component of the settings' collection (after it was deleted)."""
+    data_dir, name = str(data_paths(settings).data_dir), settings.collection
+    with _lock:
+        for index_key in [k for k in _indexes if k[0] == data_dir and k[2] == name]:
+            del _indexes[index_key]
+        _bm25.pop(data_paths(settings).bm25_dir(name), None)
+        for deps_key in [k for k, d in _deps.items() if d.settings.collection == name
+                         and str(data_paths(d.settings).data_dir) == data_dir]:
+            del _deps[deps_key]
 
 
 def bm25_index(settings: RagSettings) -> Bm25Index | None:
@@ -68,7 +90,7 @@ def bm25_index(settings: RagSettings) -> Bm25Index | None:
         previous = cached[1] if cached is not None else None
     try:
         index = Bm25Index.open(directory, previous)
-        if index is None and document_index(settings).count() > 0:
+        if index is None and document_index(settings, create=False).count() > 0:
             return _repair_bm25(settings, "missing", directory)
     except (CorruptIndexError, OSError) as exc:
         log.warning("BM25 index at %s is unreadable: %s", directory, exc)
@@ -99,7 +121,7 @@ def _repair_bm25(settings: RagSettings, reason: str, directory: Path) -> Bm25Ind
             if paths.manifest_file(collection).exists():
                 with ManifestStore(paths.manifest_file(collection)) as store:
                     applied, epoch = store.last_seq(), store.get_meta("epoch") or ""
-            chunks = document_index(settings).all_chunks()
+            chunks = document_index(settings, create=False).all_chunks()
             index = Bm25Index.build(chunks, paths.bm25_dir(collection), applied_seq=applied,
                                     epoch=epoch)
     except StoreError as exc:
@@ -130,7 +152,7 @@ def rag_deps(settings: RagSettings) -> RagDeps:
     reranker: Any = get_reranker(settings.rerank, chat=chat)
     deps = RagDeps(
         settings=settings,
-        index=document_index(settings),
+        index=document_index(settings, create=False),
         embedder=embedder(settings),
         bm25=functools.partial(bm25_index, settings),
         chat=chat,
@@ -141,7 +163,11 @@ def rag_deps(settings: RagSettings) -> RagDeps:
 
 
 def collection_deps(deps: RagDeps, collection: str) -> RagDeps:
-    """The same dependencies (models, reranker) over another collection of the same data dir."""
+    """The same dependencies (models, reranker) over another collection of the same data dir.
+
+    Raises UnknownCollectionError for a collection that does not exist.
+    """
     settings = deps.settings.model_copy(update={"collection": collection})
-    return dataclasses.replace(deps, settings=settings, index=document_index(settings),
+    require_collection(settings)
+    return dataclasses.replace(deps, settings=settings, index=document_index(settings, create=False),
                                bm25=functools.partial(bm25_index, settings))

@@ -5,14 +5,14 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
 from ragloom import resources
 from ragloom.graphs.ingest import build_ingest_graph
 from ragloom.ingest.chunkers import get_chunker
-from ragloom.nodes.ingest import IngestDeps, ingest_recursion_limit
+from ragloom.nodes.ingest import SOURCE_DONE, IngestDeps, ingest_recursion_limit
 from ragloom.profiles.resolver import compile_graph, graph_builder, recursion_limit
 from ragloom.settings import RagSettings, resolve_settings
 from ragloom.state import IngestionReport, RagAnswer, RagContext, TraceStep
@@ -37,7 +37,8 @@ def ingest(
     """Ingest files, directories, globs or URLs into a collection, incrementally.
 
     Unchanged sources cost zero embeddings; changed ones are re-chunked; sources gone from a
-    re-ingested directory or glob are removed. `progress(done, total)` is called per batch.
+    re-ingested directory or glob are removed. `progress(done, total)` is called when the
+    changed sources are known (0, total), after each changed source, and at the end.
     """
     specs = [sources] if isinstance(sources, str) else list(sources)
     overrides: dict[str, Any] = {"collection": collection, "data_dir": data_dir}
@@ -57,23 +58,36 @@ def ingest(
     report: IngestionReport | None = None
     total = done = 0
     with collection_lock(lock_path):
-        for update in graph.stream({"sources": specs, "reindex": reindex}, stream_mode="updates"):
-            for node, values in update.items():
+        for mode, item in graph.stream({"sources": specs, "reindex": reindex},
+                                       stream_mode=["updates", "custom"]):
+            chunk = cast(dict[str, Any], item)
+            if mode == "custom":  # one event per changed source (nodes.ingest.SOURCE_DONE)
+                if chunk.get("event") == SOURCE_DONE:
+                    done += 1
+                if progress is not None:
+                    progress(min(done, total), total)
+                continue
+            for node, values in chunk.items():
                 if node == "plan":
                     total = len(values.get("pending", []))
-                elif node in ("load", "finalize") and progress is not None:
-                    done = total - len(values.get("pending", [])) if node == "load" else total
-                    progress(done, total)
-                if node == "finalize":
+                    if progress is not None:
+                        progress(0, total)
+                elif node == "finalize":
                     report = values["report"]
+                    if progress is not None:
+                        progress(total, total)
     assert report is not None, "the ingest graph always ends in finalize"
     return report
 
 
 def _query_deps(profile: str | None, settings: RagSettings | None, **overrides: Any) -> Any:
-    """Resolve settings for a query and return the shared live dependencies."""
+    """Resolve settings for a query and return the shared live dependencies.
+
+    An unknown collection is an UnknownCollectionError (a query never creates one).
+    """
     run_settings = resolve_settings(settings, profile=profile, **overrides)
     graph_builder(run_settings.profile)
+    resources.require_collection(run_settings)  # a query never creates a collection
     return resources.rag_deps(run_settings)
 
 

@@ -188,15 +188,9 @@ def test_messages_keep_their_brackets(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_an_ungrounded_answer_prints_a_warning(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from ragloom import runner as runner_module
-    from ragloom.state import Citation, RagAnswer, Verdict
+    from tests.fakes import ungrounded_answer
 
-    ungrounded = RagAnswer(
-        question="q", text="The Lumen Ultra costs EUR 999 [1].", best_effort=True,
-        citations=[Citation(marker=1, chunk_id="kb/models.csv#row=1::0::x", source_id="kb/models.csv",
-                            snippet="model: Lumen Max", score=0.5, score_origin="convex", start=0,
-                            end=16)],
-        verdicts=[Verdict(stage="groundedness", verdict="ungrounded", score=0.0,
-                          reason="0/1 claims supported by their cited passages")])
+    ungrounded = ungrounded_answer()
     monkeypatch.setattr(runner_module, "ask", lambda *a, **k: ungrounded)
     result = runner.invoke(app, ["ask", "How much is the Lumen Ultra?", "--data-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output

@@ -113,6 +113,17 @@ def test_a_run_reads_the_collection_its_context_names(server: LanggraphDev,
     assert all(c["source_id"].endswith("quillmate.md") for c in answer["citations"])
 
 
+def test_an_unknown_context_collection_reaches_sdk_clients_listing_the_known_ones(
+        server: LanggraphDev, client: SyncLangGraphClient) -> None:
+    with server.diagnose():
+        output = client.runs.wait(None, "balanced", input={"question": "Which port?"},
+                                  context={"collection": "nosuch"}, raise_error=False)
+    error = output["__error__"]
+    assert error["error"] == "UnknownCollectionError", error
+    assert f"known collections: {COLLECTION}, {OTHER}" in error["message"]
+    assert "ragloom ingest SOURCE -c nosuch" in error["message"]
+
+
 def test_corrective_loop_runs_over_http(server: LanggraphDev, client: SyncLangGraphClient) -> None:
     with server.diagnose():
         output = client.runs.wait(None, "corrective", input={"question": QUESTION,

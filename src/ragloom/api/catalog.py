@@ -11,9 +11,9 @@ from ragloom import resources
 from ragloom.api.errors import ServiceError
 from ragloom.api.keys import Principal
 from ragloom.api.models import SourceText
+from ragloom.collections import collection_names
 from ragloom.settings import RagSettings
 from ragloom.state import Chunk
-from ragloom.stores.chroma import get_client
 
 NAMES_TTL_S = 2.0
 """How long the list of collection names is reused before Chroma is asked again."""
@@ -29,13 +29,12 @@ class Catalog:
         self._lock = threading.Lock()
 
     def names(self, *, refresh: bool = False) -> list[str]:
-        """The collections stored in the data directory (or the Chroma server), sorted."""
+        """The visible collections of the data directory (or the Chroma server), sorted."""
         with self._lock:
             stamp, names = self._names
             if not refresh and time.monotonic() - stamp < NAMES_TTL_S:
                 return names
-        client = get_client(path=self.paths.chroma_dir, server_url=self.settings.chroma_url)
-        names = sorted(c.name for c in client.list_collections())
+        names = collection_names(self.settings)
         with self._lock:
             self._names = (time.monotonic(), names)
         return names

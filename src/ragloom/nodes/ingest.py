@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection
 from typing import Annotated, Any, Literal
 
 import numpy as np
+from langgraph.config import get_stream_writer
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
@@ -44,10 +45,11 @@ from ragloom.nodes.trace import StageClock
 from ragloom.providers.embeddings import Embedder
 from ragloom.settings import IngestSettings, RagSettings
 from ragloom.state import Chunk, IngestionReport, SourceDocument, SourceResult, TraceStep
-from ragloom.stores import bm25
+from ragloom.stores import bm25, catalog
 from ragloom.stores.base import DocumentIndex
 from ragloom.stores.crashpoints import crashpoint
 from ragloom.stores.manifest import (
+    LAST_INGEST_KEY,
     DocEntry,
     ManifestStore,
     SourceEntry,
@@ -69,6 +71,12 @@ EVIDENCE_CHARS = 500
 """Longest evidence string kept in chunk metadata and quarantine reasons."""
 TRACED_VERDICTS = 20
 """Suspicious or rejected documents named in the validate trace per batch."""
+EMBED_GROUP_TEXTS = 64
+"""Embed calls take the chunks of whole sources until they hold at least this many texts, so
+progress is reported source by source without giving up batched encoding."""
+SOURCE_DONE = "source_done"
+"""Custom stream event (`stream_mode="custom"`): `{"event": SOURCE_DONE, "source_id": ...}`,
+once for every changed source when its work up to the embeddings is done."""
 RACY_NS = 2_000_000_000
 """A file modified this recently when it was read may change again within the same mtime tick:
 its stat is not trusted next time (the bytes are hashed instead)."""
@@ -191,6 +199,19 @@ def _legacy_identity(settings: RagSettings) -> Callable[[str, str], str]:
     return identity_of
 
 
+def _report_done(source_ids: list[str]) -> None:
+    """Tell a streaming caller (progress bars) that these sources are done.
+
+    A no-op outside a graph run.
+    """
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # the node was called directly, not by a graph
+        return
+    for source_id in source_ids:
+        writer({"event": SOURCE_DONE, "source_id": source_id})
+
+
 def _trusted_stat(ref: SourceRef) -> tuple[int, int]:
     """(size, mtime_ns) to record for a file; (-1, -1) when unknown or too recent to trust."""
     if ref.size is None or ref.mtime_ns is None or time.time_ns() - ref.mtime_ns < RACY_NS:
@@ -219,6 +240,26 @@ def _recover_reindex(deps: IngestDeps) -> list[str]:
         notes = recover(shadow_collection(deps.collection))
     remove_database(deps.paths.reindex_manifest_file(deps.collection))
     return notes
+
+
+def _finish_deletion(deps: IngestDeps) -> list[str]:
+    """Finish a deletion of this collection that a crash interrupted.
+
+    The run then starts from an empty collection instead of reviving parts of the deleted one.
+    """
+    if not deps.paths.deletion_marker(deps.collection).exists():
+        return []
+    sibling = getattr(deps.index, "sibling", None)
+
+    def drop(name: str) -> None:
+        if name == deps.collection:
+            deps.index.drop()
+        elif sibling is not None:
+            sibling(name).drop()
+
+    catalog.purge(deps.paths, deps.collection, drop)
+    return [f"finished deleting collection {deps.collection!r} (an earlier deletion was "
+            "interrupted); it is ingested afresh"]
 
 
 def _clean_leftovers(deps: IngestDeps) -> list[str]:
@@ -338,8 +379,9 @@ def _vanished(specs: list[Spec], seen: Collection[str], candidates: list[str]) -
 def plan(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     """Repair what a crash left, expand the sources, settle unchanged ones, find vanished ones."""
     with StageClock("plan") as step:
+        finished = _finish_deletion(deps)
         leftovers = _clean_leftovers(deps)
-        recovered = _recover_reindex(deps)
+        recovered = [*finished, *_recover_reindex(deps)]
         deps = _target(state, deps)
         store, warnings = _open_manifest(deps)
         warnings = [*recovered, *warnings]
@@ -453,6 +495,7 @@ def load(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
                 outcome = _load_one(ref, old.get(ref.source_id), deps, touched)
                 (batch if isinstance(outcome, WorkItem) else settled).append(outcome)
             store.touch(touched)
+        _report_done([r.source_id for r in settled])
         step.detail.update(sources=len(current), to_process=len(batch), settled=len(settled))
     return {"pending": rest, "batch": batch, "results": settled,
             "stage_ms": {"load": step.elapsed_ms()}, "trace": step.trace()}
@@ -567,11 +610,23 @@ def chunk(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
 
 
 def embed(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
-    """Embed every new chunk of the batch in one batched call."""
+    """Embed every new chunk of the batch, whole sources at a time, reporting each source done."""
     with StageClock("embed") as step:
-        texts = [c.text for item in state.get("batch", []) for c in item.chunks]
-        vectors = deps.embedder.embed_array(texts)
-        step.detail.update(embeddings=len(texts), model=deps.embedder.profile.key())
+        parts: list[np.ndarray] = []
+        group: list[WorkItem] = []
+        items = state.get("batch", [])
+        for n, item in enumerate(items):
+            group.append(item)
+            texts = [c.text for i in group for c in i.chunks]
+            if len(texts) >= EMBED_GROUP_TEXTS or n == len(items) - 1:
+                if texts:
+                    parts.append(np.asarray(deps.embedder.embed_array(texts)))
+                _report_done([i.ref.source_id for i in group])
+                group = []
+        dimension = deps.embedder.profile.dimension
+        vectors = np.concatenate(parts) if parts else np.zeros((0, dimension), dtype=np.float32)
+        step.detail.update(embeddings=len(vectors), calls=len(parts),
+                           model=deps.embedder.profile.key())
     return {"embeddings": vectors, "stage_ms": {"embed": step.elapsed_ms()},
             "trace": step.trace()}
 
@@ -745,6 +800,7 @@ def finalize(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     run = _target(state, deps)
     with StageClock("finalize") as step:
         with run.manifest() as store:
+            store.set_meta(LAST_INGEST_KEY, _now())
             removed = _remove_vanished(state, run, store)
             quarantine = deps.quarantine()
             for source_id in state.get("quarantine_gone", []):

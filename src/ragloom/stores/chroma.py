@@ -22,9 +22,16 @@ from chromadb.errors import ChromaError, NotFoundError
 from pydantic_core import to_jsonable_python
 
 from ragloom.embedding_profile import EmbeddingProfile
-from ragloom.errors import ConfigError, EmbeddingProfileMismatchError, RagloomError, StoreError
+from ragloom.errors import (
+    ConfigError,
+    EmbeddingProfileMismatchError,
+    RagloomError,
+    StoreError,
+    UnknownCollectionError,
+)
 from ragloom.state import Chunk, ScoredChunk
 from ragloom.stores.base import Filter
+from ragloom.stores.catalog import has_embedded_store, visible_names
 from ragloom.stores.crashpoints import crashpoint
 from ragloom.stores.filters import CHUNK_FIELDS, filterable_metadata, normalize_where
 from ragloom.stores.paths import DataPaths, validate_collection
@@ -149,9 +156,14 @@ def from_chroma(chunk_id: str, text: str | None, metadata: dict[str, Any] | None
 class ChromaDocumentIndex:
     """A collection of chunks with their embeddings in Chroma, tagged with its embedding profile.
 
-    The client connects at construction (a dead server fails at once); the collection opens on first
+    A server client connects at construction (a dead server fails at once), an embedded database
+    opens when it exists or on first use; the collection opens on first
     use, which raises EmbeddingProfileMismatchError when it was built with another profile. `drop`
     works without opening it, so a reindex can purge a collection of another profile.
+
+    With `create=False` (the query side) nothing is ever created: not the data directory, not the
+    collection; opening one that does not exist (or is being deleted) raises
+    UnknownCollectionError naming the collections there are.
     """
 
     def __init__(
@@ -161,16 +173,51 @@ class ChromaDocumentIndex:
         *,
         data_dir: Path,
         server_url: str | None = None,
+        create: bool = True,
     ) -> None:
         self.collection = validate_collection(collection)
         self.profile = profile
-        self._path = DataPaths(Path(data_dir)).chroma_dir
+        self.create = create
+        self._paths = DataPaths(Path(data_dir))
+        self._path = self._paths.chroma_dir
         self._where = f"{server_url or f'chroma:{self._path}'}/{collection}"
         self._data_dir = Path(data_dir)
         self._server_url = server_url
-        self._client = get_client(path=self._path, server_url=server_url)
+        self._client_ref: Client | None = None
+        if server_url or has_embedded_store(self._paths):  # a dead server fails here, at once
+            self._client_ref = get_client(path=self._path, server_url=server_url)
         self._batch_size: int | None = None
         self._handle: Collection | None = None
+
+    @property
+    def _client(self) -> Client:
+        """The Chroma client, opened on first use.
+
+        An embedded database that does not exist yet is created by a writing index; a read-only
+        one raises UnknownCollectionError until it exists.
+        """
+        if self._client_ref is None:
+            if not self.create and not has_embedded_store(self._paths):
+                raise self._unknown()
+            self._client_ref = get_client(path=self._path)
+        return self._client_ref
+
+    def _unknown(self) -> UnknownCollectionError:
+        return UnknownCollectionError(self.collection, self.visible_names(),
+                                      where=self._server_url or str(self._data_dir))
+
+    def visible_names(self) -> list[str]:
+        """The collections of this store a user sees (see `stores.catalog.visible_names`)."""
+        if self._client_ref is None and not has_embedded_store(self._paths):
+            return []
+        return visible_names(self._names(), self._paths)
+
+    def ensure_exists(self) -> None:
+        """Open the collection now (the handle is cached).
+
+        Raises UnknownCollectionError for a read-only index whose collection does not exist.
+        """
+        self._col()
 
     @contextmanager
     def _guard(self, action: str) -> Iterator[None]:
@@ -184,15 +231,27 @@ class ChromaDocumentIndex:
     def _col(self) -> Collection:
         """Open (or create) the collection on first use and check its embedding profile."""
         if self._handle is None:
-            with self._guard("open the collection"):
-                self._handle = self._client.get_or_create_collection(
-                    self.collection,
-                    metadata={PROFILE_KEY: self.profile.key()},
-                    configuration={"hnsw": {"space": "cosine"}},
-                    embedding_function=None,
-                )
+            if not self.create:
+                self._handle = self._open_existing()
+            else:
+                with self._guard("open the collection"):
+                    self._handle = self._client.get_or_create_collection(
+                        self.collection,
+                        metadata={PROFILE_KEY: self.profile.key()},
+                        configuration={"hnsw": {"space": "cosine"}},
+                        embedding_function=None,
+                    )
             self._check_profile(self._handle)
         return self._handle
+
+    def _open_existing(self) -> Collection:
+        """The existing, visible collection of this name; UnknownCollectionError otherwise."""
+        if self._paths.deletion_marker(self.collection).exists():
+            raise self._unknown()
+        handle = self._reopen()
+        if handle is None:
+            raise self._unknown()
+        return handle
 
     def _read(self, action: str, read: Callable[[Collection], T], empty: T) -> T:
         """Run a read on the collection; when another process dropped it (a reindex), reopen it by
@@ -436,13 +495,15 @@ class ChromaDocumentIndex:
     def sibling(self, collection: str) -> ChromaDocumentIndex:
         """An index over another collection of the same store and profile (a reindex's shadow)."""
         return ChromaDocumentIndex(collection, self.profile, data_dir=self._data_dir,
-                                   server_url=self._server_url)
+                                   server_url=self._server_url, create=self.create)
 
     def exists(self) -> bool:
         """Whether the collection exists (without creating it)."""
         return self.collection in self._names()
 
     def _names(self) -> set[str]:
+        if self._client_ref is None and not has_embedded_store(self._paths):
+            return set()
         with self._guard("list collections"):
             return {c.name if hasattr(c, "name") else str(c) for c in self._client.list_collections()}
 

@@ -41,9 +41,13 @@ def validate_collection(name: str) -> str:
     return name
 
 
+SHADOW_PREFIX = "ragloom-reindex-"
+"""Collections named so are a reindex's work in progress, never shown as collections."""
+
+
 def shadow_collection(collection: str) -> str:
     """Name of the collection a `--reindex` of `collection` builds before swapping it in."""
-    return f"ragloom-reindex-{hashlib.sha256(validate_collection(collection).encode()).hexdigest()[:16]}"
+    return f"{SHADOW_PREFIX}{hashlib.sha256(validate_collection(collection).encode()).hexdigest()[:16]}"
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,15 @@ class DataPaths:
     def lock_file(self, collection: str) -> Path:
         """The file the per-collection ingest lock is held on."""
         return self.data_dir / "locks" / f"{validate_collection(collection)}.lock"
+
+    @property
+    def deleting_dir(self) -> Path:
+        """Markers of collections being deleted (see `stores.catalog`)."""
+        return self.data_dir / "deleting"
+
+    def deletion_marker(self, collection: str) -> Path:
+        """The marker that hides a collection while its deletion runs or waits to be finished."""
+        return self.deleting_dir / validate_collection(collection)
 
     def quarantine_dir(self, collection: str) -> Path:
         """Directory of the quarantined documents of a collection."""
