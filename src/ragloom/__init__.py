@@ -52,7 +52,26 @@ _EXPORTS = {
     "IngestionReport": "ragloom.state",
 }
 
-__all__ = sorted(_EXPORTS)
+# Written out (not `sorted(_EXPORTS)`) so linters and type checkers see the exported names.
+__all__ = [
+    "IngestionReport",
+    "RagAnswer",
+    "RagSettings",
+    "aask",
+    "aretrieve",
+    "arun_graph",
+    "as_retriever",
+    "ask",
+    "astream",
+    "build_graph",
+    "ingest",
+    "load_crew",
+    "load_settings",
+    "retrieve",
+    "run_crew",
+    "run_graph",
+    "stream",
+]
 
 
 def __getattr__(name: str) -> object:

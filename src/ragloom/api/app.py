@@ -103,6 +103,7 @@ class RequestEnvelope:
         self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Count the request and time it; non-HTTP scopes pass straight through."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -110,7 +110,7 @@ def _as_scored(item: dict[str, Any]) -> ScoredChunk:
 
 
 def marked_search(base: StructuredTool) -> StructuredTool:
-    """ragloom's rag_search whose passages are numbered into the running task's block."""
+    """The rag_search tool whose passages are numbered into the running task's block."""
 
     def rag_search(query: str, collection: str | None = None, profile: str | None = None,
                    top_n: int = 5, filters: dict[str, Any] | None = None,

@@ -156,7 +156,7 @@ def _do_task(parts: CrewParts, state: CrewState, task: TaskSpec, performer: Perf
         description = interpolate(task.description, inputs)
         system = system_prompt(agent, inputs, knows=len(block) > 0 or bool(agent.knowledge))
         prompt = task_prompt(description, interpolate(task.expected_output, inputs),
-                             [(c, outputs[c].role, text) for c, text in zip(context_ids, texts)],
+                             [(c, outputs[c].role, text) for c, text in zip(context_ids, texts, strict=True)],
                              block, settings.assemble.ordering, agent.tools)
         query = retrieval_query(task, inputs, settings.max_query_chars)
         role = interpolate(agent.role, inputs)

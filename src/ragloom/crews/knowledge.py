@@ -47,6 +47,7 @@ class Block:
             return marker
 
     def __len__(self) -> int:
+        """The number of passages in the block."""
         return len(self.passages)
 
 
@@ -63,7 +64,7 @@ def interleave(lists: Sequence[Sequence[ScoredChunk]]) -> list[ScoredChunk]:
 
 
 def renumber(text: str, mapping: Mapping[int, int]) -> str:
-    """text with each `[n]` marker number replaced by mapping[n] (numbers not mapped dropped)."""
+    """The text with each `[n]` marker number replaced by mapping[n] (numbers not mapped dropped)."""
 
     def swap(match: re.Match[str]) -> str:
         """One marker group, renumbered."""

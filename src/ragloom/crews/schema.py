@@ -34,6 +34,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        """The problem as `where: message`."""
         return f"{self.spot}: {self.message}"
 
 
@@ -46,6 +47,7 @@ class Notice:
     where: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
+        """The message with the first few places it applies to."""
         shown = ", ".join(self.where[:6]) + (f", … (+{len(self.where) - 6})"
                                             if len(self.where) > 6 else "")
         return f"{self.message} ({shown})" if shown else self.message

@@ -101,7 +101,7 @@ class _Checker:
         self.draft.notices.append(Notice(kind, message, list(where)))
 
     def spot(self, loc: Loc) -> str:
-        """loc as `file:line:field`."""
+        """The location as `file:line:field`."""
         return str(self.draft.locate(loc))
 
     def unknown(self, loc: Loc, what: str, name: str, known: Iterable[str]) -> None:
@@ -496,7 +496,7 @@ def validate(draft: Draft) -> CrewSpec:
                     checker.problem(("tasks", index, "context", i), f"context {name!r} is not "
                                     f"upstream of {task.id!r} in the edges: its output would not "
                                     "exist yet")
-    moved = [t for t, declared in zip(order, [t.id for t in tasks]) if t != declared]
+    moved = [t for t, declared in zip(order, [t.id for t in tasks], strict=True) if t != declared]
     if moved and process != "graph" and not draft.problems:
         checker.notice("order", "tasks run after the tasks their context names: "
                        + " → ".join(order))

@@ -77,14 +77,17 @@ class UsageMeter(BaseCallbackHandler):
         self._lock = threading.Lock()
 
     def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        """Count a chat model call."""
         with self._lock:
             self.calls += 1
 
     def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
+        """Count a completion model call."""
         with self._lock:
             self.calls += 1
 
     def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        """Add the token usage a call reports."""
         usage = _usage(response)
         if usage is None:
             return

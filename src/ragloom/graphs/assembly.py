@@ -13,6 +13,7 @@ context names (`DepsSource`), so one compiled graph serves any collection.
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -72,5 +73,5 @@ def query_graph(input_schema: type = RagInput, output_schema: type = RagOutput) 
 
 def chain(graph: StateGraph, names: Sequence[str]) -> None:
     """Connect nodes one after another."""
-    for left, right in zip(names, names[1:]):
+    for left, right in itertools.pairwise(names):
         graph.add_edge(left, right)

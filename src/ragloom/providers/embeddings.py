@@ -166,7 +166,7 @@ class SentenceTransformerEmbedder(Embeddings):
                 return self._onnx.encode(texts, int8=True)
             except RagloomError:
                 raise
-            except Exception as exc:  # quantisation is an optimisation: never fail a query on it
+            except Exception as exc:  # noqa: BLE001 - int8 is an optimisation: never fail a query on it
                 self._int8_failed = True
                 logger.warning("int8 query encoder unavailable: %s: %s", type(exc).__name__, exc)
         try:

@@ -222,7 +222,7 @@ def _cached_session(path: Path, build: Callable[[], None]) -> Any:
         build()
     try:
         return _session(path)
-    except Exception:  # a truncated or foreign cache file: rebuild it once
+    except Exception:  # noqa: BLE001 - any unreadable cache file (ort's errors are private): rebuild once
         build()
         return _session(path)
 
