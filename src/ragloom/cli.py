@@ -67,7 +67,7 @@ config_app = typer.Typer(cls=_ErrorBoundary, no_args_is_help=True, rich_markup_m
 app.add_typer(config_app, name="config")
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """Log to whatever sys.stderr is at the time (the CLI test runner swaps it)."""
 
     def emit(self, record: logging.LogRecord) -> None:

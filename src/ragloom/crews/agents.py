@@ -146,7 +146,7 @@ def agent_tools(agent: AgentSpec, settings: RagSettings) -> list[BaseTool]:
     tools = {t.name: t for t in build_tools(
         data_dir=settings.data_dir, collection=agent.knowledge[0] if agent.knowledge else None,
         profile=agent.profile or settings.profile)}
-    return [marked_search(tools[name])  # type: ignore[arg-type]
+    return [marked_search(tools[name])
             if name == "rag_search" else tools[name] for name in agent.tools]
 
 

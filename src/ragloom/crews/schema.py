@@ -172,7 +172,7 @@ class CrewBody(_Spec):
 class CrewSpec(CrewBody):
     """A validated crew, whichever dialect it was written in."""
 
-    process: Process = "sequential"  # type: ignore[assignment]
+    process: Process = "sequential"
     dialect: Literal["ragloom", "crewai"]
     source: str
     """The crew file (ragloom) or the project's config folder (CrewAI)."""

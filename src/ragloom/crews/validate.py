@@ -505,7 +505,7 @@ def validate(draft: Draft) -> CrewSpec:
     return CrewSpec(
         name=shape.name, description=shape.description, dialect=draft.dialect,
         source=str(draft.source), base_dir=str(draft.base_dir),
-        process=process,  # type: ignore[arg-type]
+        process=process,
         rag=shape.rag, agents=agents, tasks=tasks, edges=shape.edges, manager=shape.manager,
         order=order, inputs=_inputs(agents, tasks, draft.locate),
         notices=[str(n) for n in draft.notices],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlparse
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -56,7 +56,7 @@ def _build_openai(settings_json: str, api_key: str) -> BaseChatModel:
     chat_openai = require("langchain_openai", "chat provider 'openai'").ChatOpenAI
     settings = ChatSettings.model_validate_json(settings_json)
     own = {stage: float(s) for stage, s in settings.timeouts.model_dump().items() if s is not None}
-    return chat_openai(  # type: ignore[no-any-return]
+    return chat_openai(
         base_url=settings.base_url,
         model=settings.model,
         api_key=api_key,
@@ -152,7 +152,8 @@ def complete_structured(chat: BaseChatModel, system: str, user: str,
         if structured is None:
             text = _text(chat.invoke(messages).content)
         else:
-            result = structured.invoke(messages)
+            # include_raw=True: always a dict of "raw", "parsed" and "parsing_error"
+            result = cast(dict[str, Any], structured.invoke(messages))
             if isinstance(result.get("parsed"), schema):
                 return result["parsed"]
             text = _text(getattr(result.get("raw"), "content", ""))
