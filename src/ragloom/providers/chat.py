@@ -79,7 +79,7 @@ def get_chat_model(settings: ChatSettings) -> BaseChatModel | None:
             raise UnknownNameError("chat provider", settings.provider, PROVIDERS)
 
 
-def _chat_error(exc: Exception, stage: str | None = None) -> RagloomError | None:
+def map_chat_error(exc: Exception, stage: str | None = None) -> RagloomError | None:
     """Map a chat client's failure to ragloom's: rejected credentials → ConfigError; time-outs,
     connection, rate-limit and server errors → ChatUnavailableError; anything else → None."""
     from langchain_core import exceptions as lc
@@ -116,14 +116,14 @@ def complete(chat: BaseChatModel, system: str, user: str, *, stage: str | None =
     try:
         reply = chat.invoke(messages) if timeout is None else chat.invoke(messages, timeout=timeout)
     except Exception as exc:
-        mapped = _chat_error(exc, stage)
+        mapped = map_chat_error(exc, stage)
         if mapped is None:
             raise
         raise mapped from exc
-    return _text(reply.content)
+    return message_text(reply.content)
 
 
-def _text(content: object) -> str:
+def message_text(content: object) -> str:
     """A message's text: string parts joined, reasoning blocks removed."""
     if isinstance(content, list):
         content = "".join(
@@ -150,17 +150,17 @@ def complete_structured(chat: BaseChatModel, system: str, user: str,
         structured = None
     try:
         if structured is None:
-            text = _text(chat.invoke(messages).content)
+            text = message_text(chat.invoke(messages).content)
         else:
             # include_raw=True: always a dict of "raw", "parsed" and "parsing_error"
             result = cast(dict[str, Any], structured.invoke(messages))
             if isinstance(result.get("parsed"), schema):
                 return result["parsed"]
-            text = _text(getattr(result.get("raw"), "content", ""))
+            text = message_text(getattr(result.get("raw"), "content", ""))
     except Exception as exc:
         if type(exc).__name__ in _TRUNCATED_REPLIES:
             return None  # cut at max_tokens or filtered: no usable JSON
-        mapped = _chat_error(exc)
+        mapped = map_chat_error(exc)
         if mapped is None:
             raise
         raise mapped from exc
