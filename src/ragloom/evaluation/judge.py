@@ -20,8 +20,6 @@ counted in `fallbacks`. Every report names the judge that ran.
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -40,6 +38,7 @@ from ragloom.nodes.support import (
     is_supported,
 )
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
+from ragloom.providers.chat import parse_json_reply
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -273,29 +272,9 @@ class HeuristicJudge(Judge):
                 or " ".join(c.casefold().split()) in folded for c in claims]
 
 
-_JSON = re.compile(r"\{.*\}", re.DOTALL)
-
-
-def parse_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in a reply (code fences and chatter tolerated); None if none."""
-    match = _JSON.search(text or "")
-    if match is None:
-        return None
-    candidate = match.group(0)
-    for end in range(len(candidate), 0, -1):
-        if candidate[end - 1] != "}":
-            continue
-        try:
-            data = json.loads(candidate[:end])
-        except ValueError:
-            continue
-        return data if isinstance(data, dict) else None
-    return None
-
-
 def parse_verdicts(text: str, expected: int) -> list[bool] | None:
     """A {"verdicts": [1, 0, ...]} reply with exactly `expected` entries; None otherwise."""
-    data = parse_json_object(text)
+    data = parse_json_reply(text, dict)
     if data is None:
         return None
     raw = data.get("verdicts")
@@ -382,7 +361,8 @@ class LlmJudge(Judge):
 
     def relevancy(self, question: str, answer: str) -> float:
         """How well the answer addresses the question, from the question it implies."""
-        data = parse_json_object(self._ask(RELEVANCY_PROMPT, f"Answer: {strip_markers(answer)}"))
+        data = parse_json_reply(self._ask(RELEVANCY_PROMPT, f"Answer: {strip_markers(answer)}"),
+                               dict)
         generated = data.get("question") if data else None
         if not isinstance(generated, str) or not generated.strip():
             self.fallbacks += 1

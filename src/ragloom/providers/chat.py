@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 from urllib.parse import urlparse
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -132,6 +133,52 @@ def message_text(content: object) -> str:
     return _THINK.sub("", str(content)).strip()
 
 
+_JSON_OPENERS: dict[type | None, str] = {None: "{[", dict: "{", list: "["}
+
+
+@overload
+def parse_json_reply(text: str, kind: type[dict]) -> dict[str, Any] | None: ...
+@overload
+def parse_json_reply(text: str, kind: type[list]) -> list[Any] | None: ...
+@overload
+def parse_json_reply(text: str, kind: None = None) -> dict[str, Any] | list[Any] | None: ...
+def parse_json_reply(text: str, kind: type[dict] | type[list] | None = None) -> Any:
+    """The first JSON object or list (only that `kind` when given) in a model reply; None if none.
+
+    Code fences, prose around the JSON and a reply cut off mid-JSON are tolerated: a complete
+    value is decoded where it starts, else langchain-core's `parse_json_markdown` closes a
+    truncated one. The one parser of JSON in chat replies: nodes, judges and crews use it.
+    """
+    from langchain_core.utils.json import parse_json_markdown
+
+    text = text or ""
+    starts = [i for i, ch in enumerate(text) if ch in _JSON_OPENERS[kind]]
+    decoder = json.JSONDecoder()
+    for start in starts:
+        try:
+            data, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(data, kind or (dict, list)):
+            return data
+    for candidate in (text, *(text[i:] for i in starts[:1])):
+        try:
+            data = parse_json_markdown(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, kind or (dict, list)):
+            return data
+    return None
+
+
+def parse_json_list_reply(text: str) -> list[Any] | None:
+    """The first JSON list in a model reply, or the first list value of its first JSON object."""
+    data = parse_json_reply(text)
+    if isinstance(data, dict):
+        data = next((v for v in data.values() if isinstance(v, list)), None)
+    return data if isinstance(data, list) else None
+
+
 def complete_structured(chat: BaseChatModel, system: str, user: str,
                         schema: type[Reply]) -> Reply | None:
     """One call whose reply is parsed into `schema`; None when the reply is unusable.
@@ -140,9 +187,6 @@ def complete_structured(chat: BaseChatModel, system: str, user: str,
     OpenAI-compatible servers), else parses the reply text tolerantly (fenced or partial JSON,
     langchain-core's `parse_json_markdown`). Raises like `complete` when the model is unavailable.
     """
-    from langchain_core.exceptions import OutputParserException
-    from langchain_core.utils.json import parse_json_markdown
-
     messages = [SystemMessage(content=system), HumanMessage(content=user)]
     try:
         structured = chat.with_structured_output(schema, method="json_schema", include_raw=True)
@@ -165,6 +209,6 @@ def complete_structured(chat: BaseChatModel, system: str, user: str,
             raise
         raise mapped from exc
     try:
-        return schema.model_validate(parse_json_markdown(text))
-    except (OutputParserException, ValueError, ValidationError):
+        return schema.model_validate(parse_json_reply(text, dict))
+    except ValidationError:
         return None
