@@ -33,7 +33,6 @@ from ragloom.evaluation.metrics import is_refusal
 from ragloom.nodes.support import (
     SUPPORTED,
     SupportScorer,
-    TextEmbedder,
     coverage,
     is_supported,
 )
@@ -42,6 +41,8 @@ from ragloom.providers.chat import parse_json_reply
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+
+    from ragloom.providers.embeddings import TextEmbedder
 
     from ragloom.settings import RagSettings
 

@@ -26,12 +26,14 @@ import io
 import math
 import re
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ragloom.nodes.assemble import is_suspicious, suspicious_signals
-from ragloom.nodes.support import TextEmbedder
 from ragloom.nodes.text import clip, split_sentences, strip_markers, tokenize, words
 from ragloom.state import ScoredChunk
+
+if TYPE_CHECKING:
+    from ragloom.providers.embeddings import TextEmbedder
 
 IDK = "I don't know"
 MIN_RELEVANCE = 0.25

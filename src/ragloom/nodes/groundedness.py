@@ -8,17 +8,20 @@ its markers cite. An `ungrounded` verdict marks the answer best-effort, so every
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.assemble import render_context
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.generate import is_abstention
-from ragloom.nodes.support import SupportScorer, TextEmbedder
+from ragloom.nodes.support import SupportScorer
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.providers.chat import complete, parse_json_reply
 from ragloom.state import RagState, ScoredChunk, Verdict
+
+if TYPE_CHECKING:
+    from ragloom.providers.embeddings import TextEmbedder
 
 STAGE = "groundedness"
 LLM_SYSTEM = (
