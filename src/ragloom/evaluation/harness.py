@@ -321,7 +321,7 @@ def default_depth(k: int) -> int:
 def profile_settings(profile: str, dataset: EvalDataset, *, data_dir: str | Path | None,
                      config_file: str | Path | None, collection: str | None) -> RagSettings:
     """A profile's settings over the dataset's collection (config file and env still apply)."""
-    from ragloom.runner import resolve_settings
+    from ragloom.settings import resolve_settings
 
     return resolve_settings(profile=profile, config_file=config_file, data_dir=data_dir,
                             collection=collection or dataset.collection)
@@ -350,7 +350,8 @@ def run_eval(
 ) -> EvalReport:
     """Ingest the dataset's corpus, then evaluate each profile on its cases."""
     from ragloom.profiles.presets import profile_names
-    from ragloom.runner import ask, ingest, resolve_settings, retrieve
+    from ragloom.runner import ask, ingest, retrieve
+    from ragloom.settings import resolve_settings
 
     started = time.perf_counter()
     load_start = _load_average()
