@@ -453,12 +453,7 @@ def serve(
     config: ConfigOpt = None,
 ) -> None:
     """Serve /rag/ask, /rag/retrieve, /rag/ingest, /graphql and the chat page over HTTP."""
-    try:
-        from ragloom.api.server import run_server, server_settings
-    except ImportError as exc:
-        err.print(f"[bold red]error:[/] the HTTP service needs the api extra ({exc.name} is "
-                  "missing): pip install 'ragloom[api]'", highlight=False)
-        raise typer.Exit(2) from exc
+    from ragloom.api.server import run_server, server_settings  # ConfigError without the extra
     api = {"host": host, "port": port, "workers": workers, "keys_file": keys_file,
            "redis_url": redis_url}
     settings, notes = server_settings(config_file=config, data_dir=data_dir,

@@ -14,6 +14,10 @@ from contextlib import asynccontextmanager
 from importlib import resources as package_files
 from typing import Annotated, Any
 
+from ragloom.extras import require_extra
+
+require_extra("api", "the HTTP service (ragloom serve)")  # before the imports it checks
+
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
