@@ -184,8 +184,8 @@ def complete_structured(chat: BaseChatModel, system: str, user: str,
     """One call whose reply is parsed into `schema`; None when the reply is unusable.
 
     Uses the model's JSON-schema structured output when it has one (constrained decoding on
-    OpenAI-compatible servers), else parses the reply text tolerantly (fenced or partial JSON,
-    langchain-core's `parse_json_markdown`). Raises like `complete` when the model is unavailable.
+    OpenAI-compatible servers), else parses the reply text tolerantly (`parse_json_reply`: fenced,
+    surrounded or partial JSON). Raises like `complete` when the model is unavailable.
     """
     messages = [SystemMessage(content=system), HumanMessage(content=user)]
     try:
