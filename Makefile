@@ -6,7 +6,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 DATA ?= .ragloom
 QUESTION ?= How long does the Lumen Pro keep running without sunlight?
 
-.PHONY: setup demo test test-fast bench clean
+.PHONY: setup demo test test-fast lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -26,6 +26,10 @@ test: setup
 
 test-fast: setup
 	$(PY) -m pytest -q -m "not integration"
+
+lint: setup
+	$(VENV)/bin/ruff check src
+	$(PY) -m mypy
 
 bench: setup
 	$(PY) benchmarks/ingest.py

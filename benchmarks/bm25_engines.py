@@ -65,10 +65,10 @@ class Bm25sRebuild:
     def build(self, chunks: list[Any]) -> None:
         import bm25s
 
-        from ragloom.stores.bm25 import _stemmer
+        from ragloom.stores.bm25 import stemmer
 
         self._chunks = list(chunks)
-        tokens = bm25s.tokenize([c.text for c in chunks], stopwords="en", stemmer=_stemmer(),
+        tokens = bm25s.tokenize([c.text for c in chunks], stopwords="en", stemmer=stemmer(),
                                 show_progress=False)
         self._model = bm25s.BM25()
         self._model.index(tokens, show_progress=False)

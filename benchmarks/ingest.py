@@ -64,7 +64,8 @@ def subset(corpus: Path, limit: int | None, workdir: Path) -> Path:
 def bench_ragloom(corpus: Path, workdir: Path) -> dict[str, float]:
     """Full then unchanged ingest through ragloom's incremental graph."""
     from ragloom import resources
-    from ragloom.runner import ingest, resolve_settings
+    from ragloom.runner import ingest
+    from ragloom.settings import resolve_settings
 
     resources.embedder(resolve_settings())
     data_dir = workdir / "ragloom-data"
@@ -96,7 +97,7 @@ def bench_langchain(corpus: Path, workdir: Path) -> dict[str, float]:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     from ragloom import resources
-    from ragloom.runner import resolve_settings
+    from ragloom.settings import resolve_settings
 
     embedder = resources.embedder(resolve_settings())
     store = Chroma(collection_name="peer", embedding_function=embedder,
@@ -256,7 +257,7 @@ def timed_ingest(root: Path, data_dir: Path, embedder: CachedVectorEmbedder) -> 
 def bench_incremental(sizes: list[int], keep: bool) -> dict[str, Any]:
     """The four change scenarios at each size (see the module docstring)."""
     from ragloom import resources
-    from ragloom.runner import resolve_settings
+    from ragloom.settings import resolve_settings
 
     records = read_jsonl(dataset("scifact") / "corpus.jsonl")
     real = resources.embedder(resolve_settings())

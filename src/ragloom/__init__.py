@@ -57,7 +57,29 @@ _EXPORTS = {
     "IngestionReport": "ragloom.state",
 }
 
-__all__ = sorted(_EXPORTS)
+# Written out (not `sorted(_EXPORTS)`) so linters and type checkers see the exported names.
+__all__ = [
+    "IngestionReport",
+    "RagAnswer",
+    "RagSettings",
+    "aask",
+    "aretrieve",
+    "arun_graph",
+    "as_retriever",
+    "ask",
+    "astream",
+    "build_graph",
+    "delete_collection",
+    "ingest",
+    "list_collections",
+    "load_crew",
+    "load_settings",
+    "retrieve",
+    "run_crew",
+    "run_graph",
+    "show_collection",
+    "stream",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -73,7 +73,7 @@ collections_app = typer.Typer(cls=_ErrorBoundary, invoke_without_command=True,
 app.add_typer(collections_app, name="collections")
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """Log to whatever sys.stderr is at the time (the CLI test runner swaps it)."""
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -656,12 +656,7 @@ def serve(
     config: ConfigOpt = None,
 ) -> None:
     """Serve /rag/ask, /rag/retrieve, /rag/ingest, /graphql and the chat page over HTTP."""
-    try:
-        from ragloom.api.server import run_server, server_settings
-    except ImportError as exc:
-        err.print(f"[bold red]error:[/] the HTTP service needs the api extra ({exc.name} is "
-                  "missing): pip install 'ragloom[api]'", highlight=False)
-        raise typer.Exit(2) from exc
+    from ragloom.api.server import run_server, server_settings  # ConfigError without the extra
     api = {"host": host, "port": port, "workers": workers, "keys_file": keys_file,
            "redis_url": redis_url}
     settings, notes = server_settings(config_file=config, data_dir=data_dir,

@@ -59,7 +59,7 @@ class RagloomRetriever(BaseRetriever):
         return [citation_document(c, texts.get(c.chunk_id, c.snippet)) for c in result.citations]
 
     def _resolved(self) -> RagSettings:
-        from ragloom.runner import resolve_settings
+        from ragloom.settings import resolve_settings
 
         return resolve_settings(self.settings, profile=self.profile, collection=self.collection,
                                 data_dir=self.data_dir)

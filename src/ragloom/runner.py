@@ -91,7 +91,7 @@ def _query_deps(profile: str | None, settings: RagSettings | None, **overrides: 
     return resources.rag_deps(run_settings)
 
 
-def _breaker_answer(graph: Any, payload: dict[str, Any], exc: Exception) -> RagAnswer:
+def breaker_answer(graph: Any, payload: dict[str, Any], exc: Exception) -> RagAnswer:
     """The best-effort answer of a run whose recursion limit tripped."""
     return RagAnswer(
         question=str(payload.get("question", "")),
@@ -123,7 +123,7 @@ def run_graph(graph: Any, question: str | dict[str, Any], *, context: RagContext
     try:
         return graph.invoke(payload, config=config, context=context)["answer"]
     except GraphRecursionError as exc:
-        return _breaker_answer(graph, payload, exc)
+        return breaker_answer(graph, payload, exc)
 
 
 async def arun_graph(graph: Any, question: str | dict[str, Any], *,
@@ -136,7 +136,7 @@ async def arun_graph(graph: Any, question: str | dict[str, Any], *,
     try:
         return (await graph.ainvoke(payload, config=config, context=context))["answer"]
     except GraphRecursionError as exc:
-        return _breaker_answer(graph, payload, exc)
+        return breaker_answer(graph, payload, exc)
 
 
 class StreamEvent(BaseModel):
@@ -157,8 +157,8 @@ ANSWER_NODES = frozenset({"answer", "iterative"})
 """Top-level nodes whose update carries the final answer (adaptive's delegates relay one)."""
 
 
-def _events(mode: str, chunk: Any, namespace: tuple[str, ...],
-            streamed: list[bool]) -> Iterator[StreamEvent]:
+def stream_events(mode: str, chunk: Any, namespace: tuple[str, ...],
+                  streamed: list[bool]) -> Iterator[StreamEvent]:
     """StreamEvents of one item of a `stream_mode=["messages", "updates"]` stream."""
     from ragloom.nodes.text import split_sentences
 
@@ -210,9 +210,9 @@ def stream(question: str, *, collection: str | None = None, profile: str | None 
         for namespace, mode, chunk in graph.stream(payload, config=config or None,
                                                    stream_mode=["messages", "updates"],
                                                    subgraphs=True):
-            yield from _events(mode, chunk, namespace, streamed)
+            yield from stream_events(mode, chunk, namespace, streamed)
     except GraphRecursionError as exc:
-        yield StreamEvent(kind="answer", answer=_breaker_answer(graph, payload, exc))
+        yield StreamEvent(kind="answer", answer=breaker_answer(graph, payload, exc))
 
 
 async def astream(question: str, *, collection: str | None = None, profile: str | None = None,
@@ -231,10 +231,10 @@ async def astream(question: str, *, collection: str | None = None, profile: str 
         async for namespace, mode, chunk in graph.astream(payload, config=config or None,
                                                           stream_mode=["messages", "updates"],
                                                           subgraphs=True):
-            for event in _events(mode, chunk, namespace, streamed):
+            for event in stream_events(mode, chunk, namespace, streamed):
                 yield event
     except GraphRecursionError as exc:
-        yield StreamEvent(kind="answer", answer=_breaker_answer(graph, payload, exc))
+        yield StreamEvent(kind="answer", answer=breaker_answer(graph, payload, exc))
 
 
 def _run_query(question: str, *, profile: str | None, retrieval_only: bool, top_n: int | None,

@@ -519,9 +519,9 @@ PresetLookup = Callable[[str], dict[str, Any]]
 
 def _builtin_presets() -> PresetLookup:
     """The registered profile presets (the profiles package sits above settings: imported late)."""
-    from ragloom.profiles import presets
+    from ragloom.profiles.presets import preset
 
-    return presets.preset
+    return preset
 
 
 def settings_layers(

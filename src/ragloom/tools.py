@@ -103,7 +103,7 @@ class _Defaults(BaseModel):
 
 def _settings(defaults: _Defaults, *, profile: str | None = None,
               collection: str | None = None) -> Any:
-    from ragloom.runner import resolve_settings
+    from ragloom.settings import resolve_settings
 
     return resolve_settings(profile=profile or defaults.profile, config_file=defaults.config_file,
                             data_dir=defaults.data_dir, collection=collection or defaults.collection)

@@ -11,7 +11,8 @@ import pytest
 
 from ragloom import resources
 from ragloom.errors import EmbeddingProfileMismatchError
-from ragloom.runner import ingest, resolve_settings
+from ragloom.runner import ingest
+from ragloom.settings import resolve_settings
 from ragloom.stores.bm25 import Bm25Index
 from ragloom.stores.manifest import ManifestStore
 from ragloom.stores.quarantine import Quarantine

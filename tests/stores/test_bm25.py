@@ -97,7 +97,7 @@ def test_scores_equal_those_of_bm25s(tmp_path: Path) -> None:
     ours = Bm25Index.build(chunks, tmp_path / "b")
     model = bm25s.BM25()
     model.index(bm25s.tokenize([c.text for c in chunks], stopwords="en",
-                               stemmer=bm25_module._stemmer(), show_progress=False),
+                               stemmer=bm25_module.stemmer(), show_progress=False),
                 show_progress=False)
     vocab = model.vocab_dict
     for query in ["quantum field", "dog dog cat", "rain marathon physics", "warm"]:

@@ -19,10 +19,10 @@ from ragloom.evaluation.judge import (
     average_precision,
     claims_of,
     make_judge,
-    parse_json_object,
     parse_verdicts,
     supports,
 )
+from ragloom.providers.chat import parse_json_reply
 from ragloom.settings import load_settings
 
 
@@ -137,10 +137,10 @@ def test_verdict_parsing_is_tolerant_but_exact_on_counts(reply: str, n: int,
     assert parse_verdicts(reply, n) == expected
 
 
-def test_parse_json_object_returns_none_for_non_objects() -> None:
-    assert parse_json_object('{"a": 1}') == {"a": 1}
-    assert parse_json_object("[1, 2]") is None
-    assert parse_json_object("") is None
+def test_parse_json_reply_for_objects_returns_none_for_non_objects() -> None:
+    assert parse_json_reply('{"a": 1}', dict) == {"a": 1}
+    assert parse_json_reply("[1, 2]", dict) is None
+    assert parse_json_reply("", dict) is None
 
 
 def test_llm_judge_uses_the_models_verdicts_and_falls_back_when_unusable() -> None:

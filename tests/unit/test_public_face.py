@@ -67,3 +67,29 @@ def test_chat_provider_without_langchain_openai_names_the_llm_extra(
     settings = ChatSettings(provider="openai", base_url="http://127.0.0.1:9/v1", model="extra-test")
     with pytest.raises(ConfigError, match=r"ragloom\[llm\]"):
         chat.get_chat_model(settings)
+
+
+def test_the_http_service_without_its_extra_names_the_api_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib
+
+    monkeypatch.setitem(sys.modules, "fastapi", None)  # makes the import fail
+    monkeypatch.delitem(sys.modules, "ragloom.api.app", raising=False)
+    with pytest.raises(ConfigError, match=r"needs the optional package\(s\) fastapi.*ragloom\[api\]"):
+        importlib.import_module("ragloom.api.app")
+
+
+def test_ragloom_serve_without_the_api_extra_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    from ragloom.cli import app
+
+    monkeypatch.setitem(sys.modules, "sse_starlette", None)
+    monkeypatch.delitem(sys.modules, "ragloom.api.server", raising=False)
+    result = CliRunner().invoke(app, ["serve"])
+    assert result.exit_code == 2
+    assert "sse_starlette" in result.stderr and "ragloom[api]" in result.stderr
+    assert "Traceback" not in result.output

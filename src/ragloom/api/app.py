@@ -14,6 +14,10 @@ from contextlib import asynccontextmanager
 from importlib import resources as package_files
 from typing import Annotated, Any
 
+from ragloom.extras import require_extra
+
+require_extra("api", "the HTTP service (ragloom serve)")  # before the imports it checks
+
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -103,6 +107,7 @@ class RequestEnvelope:
         self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Count the request and time it; non-HTTP scopes pass straight through."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -16,7 +16,7 @@ from ragloom import resources
 from ragloom.api.telemetry import StepEnds, now_ns
 from ragloom.nodes.deps import RagDeps
 from ragloom.profiles.resolver import compile_graph, graph_builder
-from ragloom.runner import StreamEvent, _breaker_answer, _events
+from ragloom.runner import StreamEvent, breaker_answer, stream_events
 from ragloom.settings import RagSettings, resolve_settings
 from ragloom.state import RagContext
 
@@ -152,10 +152,10 @@ class Engine:
                     stream_mode=["messages", "updates"], subgraphs=True):
                 if mode == "updates":
                     _record_ends(chunk, ends)
-                for event in _events(mode, chunk, namespace, streamed):
+                for event in stream_events(mode, chunk, namespace, streamed):
                     yield event
         except GraphRecursionError as exc:
-            yield StreamEvent(kind="answer", answer=_breaker_answer(graph, payload, exc))
+            yield StreamEvent(kind="answer", answer=breaker_answer(graph, payload, exc))
 
 
 def _record_ends(update: Any, ends: StepEnds) -> None:

@@ -36,7 +36,7 @@ class ApiKey(BaseModel):
     hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
     collections: list[str] = Field(min_length=1, description="readable collections; * = all")
     bu: str | None = Field(None, description="the only business unit this key reads and writes")
-    scopes: list[Scope] = Field(default_factory=lambda: ["read"])
+    scopes: list[Scope] = Field(default_factory=lambda: list[Scope](["read"]))
 
 
 class KeysFile(BaseModel):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
@@ -15,7 +15,10 @@ COLLECTION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$"
 Label = Annotated[str, StringConstraints(min_length=1, max_length=64,
                                          pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._:/-]*$")]
 """A metadata value a request filters on (business unit, document type)."""
-ProfileName = Literal.__getitem__(tuple(profile_names()))  # type: ignore[misc]
+if TYPE_CHECKING:
+    ProfileName = str
+else:
+    ProfileName = Literal.__getitem__(tuple(profile_names()))
 """The registered profiles, as an enum in the OpenAPI schema."""
 
 

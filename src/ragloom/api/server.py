@@ -15,6 +15,10 @@ from typing import Any
 
 import yaml
 
+from ragloom.extras import require_extra
+
+require_extra("api", "the HTTP service (ragloom serve)")  # before the imports it checks
+
 from ragloom.api.ratelimit import parse_limits
 from ragloom.errors import ConfigError, StoreError
 from ragloom.settings import RagSettings, resolve_settings

@@ -247,8 +247,10 @@ class RagService:
             yield Outcome(200, response)
             return
         record["cache"] = "miss"
-        calls, ends = ModelCalls(), {}
-        answer, failure = None, None
+        calls = ModelCalls()
+        ends: StepEnds = {}
+        answer: RagAnswer | None = None
+        failure: RagloomError | None = None
         try:
             async with asyncio.timeout(self.settings.api.request_timeout_s):
                 async for event in self.engine.events(plan, calls=calls, ends=ends,
@@ -340,8 +342,10 @@ class RagService:
         citations = []
         for c in answer.citations:
             chunk = chunks.get(c.chunk_id)
-            inside = chunk is not None and chunk.start <= c.start and c.end <= chunk.end
-            text = chunk.text[c.start - chunk.start:c.end - chunk.start] if inside else c.snippet
+            if chunk is not None and chunk.start <= c.start and c.end <= chunk.end:
+                text = chunk.text[c.start - chunk.start:c.end - chunk.start]
+            else:
+                text = c.snippet
             meta = {k: v for k, v in c.metadata.items() if k not in RESERVED_META}
             citations.append(CitationOut(id=c.chunk_id, marker=c.marker, score=c.score,
                                          score_origin=c.score_origin, source_id=c.source_id,

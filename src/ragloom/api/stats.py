@@ -5,7 +5,7 @@ summaries have them); in-process, or on Redis across workers."""
 from __future__ import annotations
 
 import threading
-from collections import Counter, deque
+from collections import defaultdict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -57,7 +57,7 @@ class MemoryStats:
     """Counters and windows of this process."""
 
     def __init__(self) -> None:
-        self._counters: Counter[str] = Counter()  # float increments
+        self._counters: defaultdict[str, float] = defaultdict(float)
         self._samples: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 

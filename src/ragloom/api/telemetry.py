@@ -88,8 +88,8 @@ def record_phases(tracer: trace.Tracer, parent: trace.Span, steps: Sequence[Trac
     (a phase whose stages were all skipped is a zero-length span saying why)."""
     context = trace.set_span_in_context(parent)
     by_phase: dict[str, list[tuple[TraceStep, int, int]]] = {}
-    for placed in _timeline(steps, ends, start_ns):
-        by_phase.setdefault(phase_of(placed[0].stage), []).append(placed)
+    for item in _timeline(steps, ends, start_ns):
+        by_phase.setdefault(phase_of(item[0].stage), []).append(item)
     for phase in PHASE_ORDER:
         placed = by_phase.get(phase)
         if not placed:

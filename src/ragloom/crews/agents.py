@@ -28,7 +28,7 @@ from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.assemble import render_context
 from ragloom.nodes.generate import IDK, extractive_answer
 from ragloom.nodes.trace import log_once
-from ragloom.providers.chat import _chat_error, _text, complete, complete_structured
+from ragloom.providers.chat import complete, complete_structured, map_chat_error, message_text
 from ragloom.settings import RagSettings
 from ragloom.state import Chunk, Citation, ScoredChunk
 from ragloom.tools import SearchArgs, build_tools, format_passages
@@ -110,7 +110,7 @@ def _as_scored(item: dict[str, Any]) -> ScoredChunk:
 
 
 def marked_search(base: StructuredTool) -> StructuredTool:
-    """ragloom's rag_search whose passages are numbered into the running task's block."""
+    """The rag_search tool whose passages are numbered into the running task's block."""
 
     def rag_search(query: str, collection: str | None = None, profile: str | None = None,
                    top_n: int = 5, filters: dict[str, Any] | None = None,
@@ -146,7 +146,7 @@ def agent_tools(agent: AgentSpec, settings: RagSettings) -> list[BaseTool]:
     tools = {t.name: t for t in build_tools(
         data_dir=settings.data_dir, collection=agent.knowledge[0] if agent.knowledge else None,
         profile=agent.profile or settings.profile)}
-    return [marked_search(tools[name])  # type: ignore[arg-type]
+    return [marked_search(tools[name])
             if name == "rag_search" else tools[name] for name in agent.tools]
 
 
@@ -176,10 +176,10 @@ def agent_loop(agent_id: str, agent: AgentSpec, chat: BaseChatModel,
 def _loop_text(messages: Sequence[Any]) -> tuple[str, bool, int]:
     """The loop's answer (its last text reply), whether it hit max_iter, and its tool calls."""
     last = messages[-1] if messages else None
-    limited = isinstance(last, AIMessage) and _text(last.content).startswith(LIMIT_PREFIX)
-    replies = [_text(m.content) for m in messages
-               if isinstance(m, AIMessage) and not m.tool_calls and _text(m.content)
-               and not _text(m.content).startswith(LIMIT_PREFIX)]
+    limited = isinstance(last, AIMessage) and message_text(last.content).startswith(LIMIT_PREFIX)
+    replies = [message_text(m.content) for m in messages
+               if isinstance(m, AIMessage) and not m.tool_calls and message_text(m.content)
+               and not message_text(m.content).startswith(LIMIT_PREFIX)]
     calls = sum(isinstance(m, ToolMessage) for m in messages)
     return (replies[-1] if replies else ""), limited, calls
 
@@ -238,7 +238,7 @@ class Performer:
                            f"limit ({loop_limit(limit)} steps).", "agent", best_effort=True,
                            notes=["recursion limit reached"])
         except Exception as exc:
-            mapped = _chat_error(exc)
+            mapped = map_chat_error(exc)
             if mapped is None:
                 raise
             raise mapped from exc

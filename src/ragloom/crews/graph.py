@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.managed import RemainingSteps
 from pydantic import BaseModel
@@ -31,6 +32,7 @@ from ragloom.crews.placeholders import interpolate, missing_inputs
 from ragloom.crews.result import CrewResult, TaskOutput
 from ragloom.crews.schema import CrewSpec, TaskSpec
 from ragloom.errors import ChatUnavailableError, ConfigError
+from ragloom.graphs.assembly import LangGraphNode
 from ragloom.nodes.generate import build_citations, check_markers
 from ragloom.nodes.trace import StageClock
 from ragloom.settings import RagSettings
@@ -117,7 +119,7 @@ def recursion_limit(spec: CrewSpec) -> int:
     return 2 + sum(1 + k for k in knows) + MARGIN
 
 
-def _begin(parts: CrewParts) -> Callable[[CrewState], dict[str, Any]]:
+def _begin(parts: CrewParts) -> LangGraphNode:
     spec = parts.spec
 
     def begin(state: CrewState) -> dict[str, Any]:
@@ -156,7 +158,7 @@ def _do_task(parts: CrewParts, state: CrewState, task: TaskSpec, performer: Perf
         description = interpolate(task.description, inputs)
         system = system_prompt(agent, inputs, knows=len(block) > 0 or bool(agent.knowledge))
         prompt = task_prompt(description, interpolate(task.expected_output, inputs),
-                             [(c, outputs[c].role, text) for c, text in zip(context_ids, texts)],
+                             [(c, outputs[c].role, text) for c, text in zip(context_ids, texts, strict=True)],
                              block, settings.assemble.ordering, agent.tools)
         query = retrieval_query(task, inputs, settings.max_query_chars)
         role = interpolate(agent.role, inputs)
@@ -195,7 +197,7 @@ def _write(parts: CrewParts, task: TaskSpec, inputs: dict[str, Any],
     return output.model_copy(update={"output_file": str(path)})
 
 
-def _task_node(parts: CrewParts, task: TaskSpec) -> Callable[[CrewState], dict[str, Any]]:
+def _task_node(parts: CrewParts, task: TaskSpec) -> LangGraphNode:
     performer = parts.performers[task.agent or ""]
 
     def run_task(state: CrewState) -> dict[str, Any]:
@@ -231,8 +233,8 @@ def _entry(graph: StateGraph, sources: list[str], knowledge: list[str], target: 
     """Wire sources → knowledge nodes (all waited for) → target, or sources → target."""
     start = _one_or_all(sources)
     for name in knowledge:
-        graph.add_edge(start, name)  # type: ignore[arg-type]
-    graph.add_edge(_one_or_all(knowledge) if knowledge else start, target)  # type: ignore[arg-type]
+        graph.add_edge(start, name)
+    graph.add_edge(_one_or_all(knowledge) if knowledge else start, target)
 
 
 def _one_or_all(names: list[str]) -> str | list[str]:
@@ -248,7 +250,7 @@ def _final_task(spec: CrewSpec) -> str:
     return spec.order[-1]
 
 
-def _finish(parts: CrewParts) -> Callable[[CrewState], dict[str, Any]]:
+def _finish(parts: CrewParts) -> LangGraphNode:
     spec = parts.spec
 
     def finish(state: CrewState) -> dict[str, Any]:
@@ -296,7 +298,7 @@ def _offline_assignment(spec: CrewSpec, task: TaskSpec) -> Assignment:
     return Assignment(agent=agents[position % len(agents)], by="declared order")
 
 
-def _manager(parts: CrewParts) -> Callable[[CrewState], dict[str, Any]]:
+def _manager(parts: CrewParts) -> LangGraphNode:
     spec = parts.spec
 
     def manager(state: CrewState) -> dict[str, Any]:
@@ -314,19 +316,19 @@ def _manager(parts: CrewParts) -> Callable[[CrewState], dict[str, Any]]:
             task = spec.task(pending[0])
             assignment = _offline_assignment(spec, task)
             if parts.chat is not None:
-                assignment = _ask_manager(parts, state, task, assignment, clock)
+                assignment = _ask_manager(parts, parts.chat, state, task, assignment, clock)
             clock.note(task=task.id, agent=assignment.agent, by=assignment.by)
         return {"current": task.id, "assignments": {task.id: assignment}, "trace": clock.trace()}
 
     return manager
 
 
-def _ask_manager(parts: CrewParts, state: CrewState, task: TaskSpec, fallback: Assignment,
-                 clock: StageClock) -> Assignment:
+def _ask_manager(parts: CrewParts, chat: BaseChatModel, state: CrewState, task: TaskSpec,
+                 fallback: Assignment, clock: StageClock) -> Assignment:
     """The manager model's choice, or the offline assignment (traced) when it has none."""
     description = interpolate(task.description, state.get("inputs") or {})
     try:
-        choice = choose_agent(parts.chat, parts.spec.manager, parts.spec.agents, description,
+        choice = choose_agent(chat, parts.spec.manager, parts.spec.agents, description,
                               task.agent)
     except ChatUnavailableError as exc:
         clock.note(fallback=f"{fallback.by}: {exc.what}", best_effort=True)
@@ -337,7 +339,7 @@ def _ask_manager(parts: CrewParts, state: CrewState, task: TaskSpec, fallback: A
     return Assignment(agent=choice.agent, by="manager", reason=choice.reason)
 
 
-def _agent_node(parts: CrewParts, agent_id: str) -> Callable[[CrewState], dict[str, Any]]:
+def _agent_node(parts: CrewParts, agent_id: str) -> LangGraphNode:
     performer = parts.performers[agent_id]
 
     def run_agent(state: CrewState) -> dict[str, Any]:
@@ -378,7 +380,7 @@ def build_crew_graph(parts: CrewParts) -> StateGraph:
             graph.add_node(agent_id, _agent_node(parts, agent_id))
             knowledge = _knowledge_nodes(graph, parts, agent_id, agent_id, None)
             if knowledge:
-                graph.add_edge(_one_or_all(knowledge), agent_id)  # type: ignore[arg-type]
+                graph.add_edge(_one_or_all(knowledge), agent_id)
             graph.add_edge(agent_id, "manager")
             entries[agent_id] = knowledge or [agent_id]
         targets = sorted({n for names in entries.values() for n in names} | {"finish"})
@@ -398,5 +400,5 @@ def build_crew_graph(parts: CrewParts) -> StateGraph:
         previous = [task_id]
     sinks = previous if spec.process != "graph" else [
         t for t in spec.order if t not in {a for a, _ in spec.edges}]
-    graph.add_edge(_one_or_all(sinks), "finish")  # type: ignore[arg-type]
+    graph.add_edge(_one_or_all(sinks), "finish")
     return graph

@@ -18,6 +18,7 @@ from typing import Any
 from ragloom.crews.placeholders import interpolate, placeholders
 from ragloom.crews.result import TaskOutput
 from ragloom.crews.schema import TaskSpec
+from ragloom.graphs.assembly import LangGraphNode
 from ragloom.nodes.assemble import fit_budget
 from ragloom.nodes.text import clip, marker_numbers
 from ragloom.settings import RagSettings
@@ -47,6 +48,7 @@ class Block:
             return marker
 
     def __len__(self) -> int:
+        """The number of passages in the block."""
         return len(self.passages)
 
 
@@ -63,7 +65,7 @@ def interleave(lists: Sequence[Sequence[ScoredChunk]]) -> list[ScoredChunk]:
 
 
 def renumber(text: str, mapping: Mapping[int, int]) -> str:
-    """text with each `[n]` marker number replaced by mapping[n] (numbers not mapped dropped)."""
+    """The text with each `[n]` marker number replaced by mapping[n] (numbers not mapped dropped)."""
 
     def swap(match: re.Match[str]) -> str:
         """One marker group, renumbered."""
@@ -111,7 +113,7 @@ def knowledge_key(task_id: str, collection: str) -> str:
 
 
 def knowledge_node(subgraph: Any, collection: str, current: Callable[[dict[str, Any]], TaskSpec],
-                   top_n: int | None, max_chars: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
+                   top_n: int | None, max_chars: int) -> LangGraphNode:
     """A node querying one collection for the current task through the retrieval subgraph."""
 
     def knowledge(state: dict[str, Any]) -> dict[str, Any]:

@@ -45,7 +45,7 @@ def missing_inputs(needed: Mapping[str, list[str]],
 
 
 def interpolate(text: str | None, inputs: Mapping[str, Any]) -> str:
-    """text with every placeholder replaced by its input (callers check `missing_inputs` first)."""
+    """The text with every placeholder replaced by its input (callers check `missing_inputs` first)."""
     if not text:
         return ""
     return PLACEHOLDER.sub(

@@ -34,6 +34,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        """The problem as `where: message`."""
         return f"{self.spot}: {self.message}"
 
 
@@ -46,6 +47,7 @@ class Notice:
     where: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
+        """The message with the first few places it applies to."""
         shown = ", ".join(self.where[:6]) + (f", … (+{len(self.where) - 6})"
                                             if len(self.where) > 6 else "")
         return f"{self.message} ({shown})" if shown else self.message
@@ -170,7 +172,7 @@ class CrewBody(_Spec):
 class CrewSpec(CrewBody):
     """A validated crew, whichever dialect it was written in."""
 
-    process: Process = "sequential"  # type: ignore[assignment]
+    process: Process = "sequential"
     dialect: Literal["ragloom", "crewai"]
     source: str
     """The crew file (ragloom) or the project's config folder (CrewAI)."""

@@ -101,7 +101,7 @@ class _Checker:
         self.draft.notices.append(Notice(kind, message, list(where)))
 
     def spot(self, loc: Loc) -> str:
-        """loc as `file:line:field`."""
+        """The location as `file:line:field`."""
         return str(self.draft.locate(loc))
 
     def unknown(self, loc: Loc, what: str, name: str, known: Iterable[str]) -> None:
@@ -496,7 +496,7 @@ def validate(draft: Draft) -> CrewSpec:
                     checker.problem(("tasks", index, "context", i), f"context {name!r} is not "
                                     f"upstream of {task.id!r} in the edges: its output would not "
                                     "exist yet")
-    moved = [t for t, declared in zip(order, [t.id for t in tasks]) if t != declared]
+    moved = [t for t, declared in zip(order, [t.id for t in tasks], strict=True) if t != declared]
     if moved and process != "graph" and not draft.problems:
         checker.notice("order", "tasks run after the tasks their context names: "
                        + " → ".join(order))
@@ -505,7 +505,7 @@ def validate(draft: Draft) -> CrewSpec:
     return CrewSpec(
         name=shape.name, description=shape.description, dialect=draft.dialect,
         source=str(draft.source), base_dir=str(draft.base_dir),
-        process=process,  # type: ignore[arg-type]
+        process=process,
         rag=shape.rag, agents=agents, tasks=tasks, edges=shape.edges, manager=shape.manager,
         order=order, inputs=_inputs(agents, tasks, draft.locate),
         notices=[str(n) for n in draft.notices],

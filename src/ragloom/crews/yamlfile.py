@@ -39,6 +39,7 @@ class Spot:
     field: str = ""
 
     def __str__(self) -> str:
+        """The location as `file:line:field`, the parts that are known."""
         parts = [display_path(self.file)]
         if self.line is not None:
             parts.append(str(self.line))

@@ -85,7 +85,7 @@ class EvalDataset(BaseModel):
 
 
 def match_ref(source_id: str, refs: Iterable[str]) -> str | None:
-    """The first ref that source_id ends with on a path boundary (`/`, `\\` or start), else None."""
+    r"""The first ref that source_id ends with on a path boundary (`/`, `\` or start), else None."""
     normalized = source_id.replace("\\", "/")
     for ref in refs:
         r = ref.replace("\\", "/").lstrip("/")

@@ -77,14 +77,17 @@ class UsageMeter(BaseCallbackHandler):
         self._lock = threading.Lock()
 
     def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        """Count a chat model call."""
         with self._lock:
             self.calls += 1
 
     def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
+        """Count a completion model call."""
         with self._lock:
             self.calls += 1
 
     def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        """Add the token usage a call reports."""
         usage = _usage(response)
         if usage is None:
             return
@@ -318,7 +321,7 @@ def default_depth(k: int) -> int:
 def profile_settings(profile: str, dataset: EvalDataset, *, data_dir: str | Path | None,
                      config_file: str | Path | None, collection: str | None) -> RagSettings:
     """A profile's settings over the dataset's collection (config file and env still apply)."""
-    from ragloom.runner import resolve_settings
+    from ragloom.settings import resolve_settings
 
     return resolve_settings(profile=profile, config_file=config_file, data_dir=data_dir,
                             collection=collection or dataset.collection)
@@ -347,7 +350,8 @@ def run_eval(
 ) -> EvalReport:
     """Ingest the dataset's corpus, then evaluate each profile on its cases."""
     from ragloom.profiles.presets import profile_names
-    from ragloom.runner import ask, ingest, resolve_settings, retrieve
+    from ragloom.runner import ask, ingest, retrieve
+    from ragloom.settings import resolve_settings
 
     started = time.perf_counter()
     load_start = _load_average()

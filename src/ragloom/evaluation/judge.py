@@ -20,8 +20,6 @@ counted in `fallbacks`. Every report names the judge that ran.
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -35,14 +33,16 @@ from ragloom.evaluation.metrics import is_refusal
 from ragloom.nodes.support import (
     SUPPORTED,
     SupportScorer,
-    TextEmbedder,
     coverage,
     is_supported,
 )
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
+from ragloom.providers.chat import parse_json_reply
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+
+    from ragloom.providers.embeddings import TextEmbedder
 
     from ragloom.settings import RagSettings
 
@@ -215,7 +215,7 @@ class HeuristicJudge(Judge):
         if missing:
             fresh = self.embedder.embed_array(missing)
             with self._lock:
-                for text, vector in zip(missing, fresh):
+                for text, vector in zip(missing, fresh, strict=True):
                     self._cache[text] = vector
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
@@ -236,16 +236,19 @@ class HeuristicJudge(Judge):
         return float(min(1.0, max(0.0, float(va @ vb))))
 
     def supported(self, claims: list[str], evidence: list[str]) -> list[bool]:
+        """Whether each claim is supported by the evidence (support rule, offline)."""
         if not evidence:
             return [False] * len(claims)
         scorer = SupportScorer(evidence, self._support_embedder())
         return [scorer.best(c)[1].supported for c in claims]
 
     def pair_supported(self, pairs: list[tuple[str, str]]) -> list[bool]:
+        """Whether each sentence is supported by its own passage (support rule)."""
         return [supports(sentence, passage, self._support_embedder())
                 for sentence, passage in pairs]
 
     def relevancy(self, question: str, answer: str) -> float:
+        """How well the answer addresses the question, in [0, 1]."""
         text = strip_markers(answer)
         if self.embedder is None:
             return coverage(question, text)
@@ -253,6 +256,7 @@ class HeuristicJudge(Judge):
 
     def useful(self, question: str, reference: str, expected: list[str],
                contexts: list[str]) -> list[bool]:
+        """Whether each context holds the reference answer or an expected string."""
         wanted = [e.casefold() for e in expected if e.strip()]
         out = []
         for context in contexts:
@@ -262,35 +266,16 @@ class HeuristicJudge(Judge):
         return out
 
     def attributed(self, claims: list[str], contexts: list[str]) -> list[bool]:
+        """Whether each reference claim can be found in the contexts."""
         joined = "\n".join(contexts)
         folded = " ".join(joined.casefold().split())
         return [supports(c, joined, self._support_embedder())
                 or " ".join(c.casefold().split()) in folded for c in claims]
 
 
-_JSON = re.compile(r"\{.*\}", re.DOTALL)
-
-
-def parse_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in a reply (code fences and chatter tolerated); None if none."""
-    match = _JSON.search(text or "")
-    if match is None:
-        return None
-    candidate = match.group(0)
-    for end in range(len(candidate), 0, -1):
-        if candidate[end - 1] != "}":
-            continue
-        try:
-            data = json.loads(candidate[:end])
-        except ValueError:
-            continue
-        return data if isinstance(data, dict) else None
-    return None
-
-
 def parse_verdicts(text: str, expected: int) -> list[bool] | None:
     """A {"verdicts": [1, 0, ...]} reply with exactly `expected` entries; None otherwise."""
-    data = parse_json_object(text)
+    data = parse_json_reply(text, dict)
     if data is None:
         return None
     raw = data.get("verdicts")
@@ -363,18 +348,22 @@ class LlmJudge(Judge):
         return "\n\n".join(texts)[: self.max_context_chars]
 
     def supported(self, claims: list[str], evidence: list[str]) -> list[bool]:
+        """Whether each claim is supported by the evidence, as the model says."""
         user = f"Context:\n{self._context(evidence)}\n\nStatements:\n{_numbered(claims)}"
         return self._verdicts(FAITHFULNESS_PROMPT, user, len(claims),
                               lambda: self.fallback.supported(claims, evidence))
 
     def pair_supported(self, pairs: list[tuple[str, str]]) -> list[bool]:
+        """Whether each sentence is supported by its own passage, as the model says."""
         body = "\n\n".join(f"{i}. Sentence: {s}\n   Passage: {' '.join(p.split())[:1500]}"
                            for i, (s, p) in enumerate(pairs, start=1))
         return self._verdicts(CITATION_PROMPT, body, len(pairs),
                               lambda: self.fallback.pair_supported(pairs))
 
     def relevancy(self, question: str, answer: str) -> float:
-        data = parse_json_object(self._ask(RELEVANCY_PROMPT, f"Answer: {strip_markers(answer)}"))
+        """How well the answer addresses the question, from the question it implies."""
+        data = parse_json_reply(self._ask(RELEVANCY_PROMPT, f"Answer: {strip_markers(answer)}"),
+                               dict)
         generated = data.get("question") if data else None
         if not isinstance(generated, str) or not generated.strip():
             self.fallbacks += 1
@@ -387,6 +376,7 @@ class LlmJudge(Judge):
 
     def useful(self, question: str, reference: str, expected: list[str],
                contexts: list[str]) -> list[bool]:
+        """Whether each context was useful for the reference answer, as the model says."""
         answer = reference or "; ".join(expected)
         user = (f"Question: {question}\nReference answer: {answer}\n\nPassages:\n"
                 + _numbered([c[:1500] for c in contexts]))
@@ -394,6 +384,7 @@ class LlmJudge(Judge):
                               lambda: self.fallback.useful(question, reference, expected, contexts))
 
     def attributed(self, claims: list[str], contexts: list[str]) -> list[bool]:
+        """Whether each reference claim is attributable to the contexts, per the model."""
         user = f"Context:\n{self._context(contexts)}\n\nStatements:\n{_numbered(claims)}"
         return self._verdicts(RECALL_PROMPT, user, len(claims),
                               lambda: self.fallback.attributed(claims, contexts))

@@ -13,6 +13,7 @@ context names (`DepsSource`), so one compiled graph serves any collection.
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -66,11 +67,13 @@ def bind(node: NodeFn, source: DepsSource, **options: Any) -> LangGraphNode:
 
 def query_graph(input_schema: type = RagInput, output_schema: type = RagOutput) -> StateGraph:
     """An empty graph over RagState with the runtime context schema and the given I/O schemas."""
-    return StateGraph(RagState, context_schema=RagContext, input_schema=input_schema,
-                      output_schema=output_schema)
+    # Typed with an open context so the builders' plain `StateGraph` annotations accept it.
+    graph: StateGraph[RagState, Any, Any, Any] = StateGraph(
+        RagState, context_schema=RagContext, input_schema=input_schema, output_schema=output_schema)
+    return graph
 
 
 def chain(graph: StateGraph, names: Sequence[str]) -> None:
     """Connect nodes one after another."""
-    for left, right in zip(names, names[1:]):
+    for left, right in itertools.pairwise(names):
         graph.add_edge(left, right)

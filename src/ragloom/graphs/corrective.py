@@ -20,6 +20,7 @@ policy (`loop.web`) and the transport (`web.search_url`) both enable it. Retriev
 from __future__ import annotations
 
 import functools
+from collections.abc import Hashable
 
 from langgraph.graph import END, StateGraph
 
@@ -75,8 +76,9 @@ def build_corrective_graph(deps: RagDeps | DepsSource, *,
     graph.add_edge("retrieval", "grade")
     finish = add_scope(graph, source) if answering else "answer"
     done = add_output_guard(graph, source) if answering else "answer"
-    grade_paths = {"refine": "refine", "rewrite": "rewrite", "circuit_breaker": "circuit_breaker",
-                   ("generate" if answering else "answer"): finish}
+    grade_paths: dict[Hashable, str] = {
+        "refine": "refine", "rewrite": "rewrite", "circuit_breaker": "circuit_breaker",
+        ("generate" if answering else "answer"): finish}
     if policy.web:
         from ragloom.nodes import web
 

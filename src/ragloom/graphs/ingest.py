@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -21,7 +22,7 @@ def build_ingest_graph(deps: IngestDeps) -> StateGraph:
     graph.add_edge(START, "plan")
     graph.add_conditional_edges("plan", nodes.route_next_batch,
                                 {"load": "load", "finalize": "finalize"})
-    for left, right in zip(stages[1:6], stages[2:7]):
+    for left, right in itertools.pairwise(stages[1:7]):
         graph.add_edge(left, right)
     graph.add_conditional_edges("record", nodes.route_next_batch,
                                 {"load": "load", "finalize": "finalize"})

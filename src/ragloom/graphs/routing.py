@@ -53,7 +53,7 @@ def out_of_steps(state: RagState) -> bool:
 
 
 def route_after_grade(state: RagState, policy: LoopPolicy = LoopPolicy()) -> GradeRoute:
-    """correct → generate; ambiguous → refine; incorrect → rewrite while budget lasts, then web
+    """Route a grade: correct → generate; ambiguous → refine; incorrect → rewrite while budget lasts, then web
     (when built with it and not yet searched; its pages are graded again), then a best-effort
     answer from what there is."""
     if out_of_steps(state):
@@ -92,7 +92,7 @@ def route_after_check(state: RagState) -> CheckRoute:
 
 
 def route_after_input_guard(state: RagState) -> GuardRoute:
-    """ok → pass (on to retrieval or the classifier); any refused category → refuse."""
+    """Route an input verdict: ok → pass (on to retrieval or the classifier); any refused category → refuse."""
     verdict = last_verdict(state, "input_guard")
     if verdict == "ok":
         return "pass"

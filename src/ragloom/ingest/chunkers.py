@@ -22,13 +22,16 @@ import itertools
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from ragloom.errors import ConfigError, UnknownNameError
 from ragloom.settings import ChunkerSettings
 from ragloom.state import Chunk, SourceDocument
+
+if TYPE_CHECKING:
+    from ragloom.providers.embeddings import TextEmbedder
 
 Span = tuple[int, int]
 FINGERPRINT_VERSION = "1"
@@ -55,13 +58,6 @@ class Heading(NamedTuple):
     end: int
     level: int
     title: str
-
-
-class Embedder(Protocol):
-    """What the semantic chunker needs from an embedding provider."""
-
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        """Embed texts into unit vectors, one row per text."""
 
 
 def _fenced_ranges(text: str) -> list[Span]:
@@ -325,7 +321,7 @@ class SemanticChunker(Chunker):
 
     name = "semantic"
 
-    def __init__(self, settings: ChunkerSettings, embedder: Embedder) -> None:
+    def __init__(self, settings: ChunkerSettings, embedder: TextEmbedder) -> None:
         super().__init__(settings)
         self.embedder = embedder
         self.threshold = settings.semantic_threshold
@@ -357,10 +353,10 @@ class SemanticChunker(Chunker):
         return spans
 
 
-ChunkerFactory = Callable[[ChunkerSettings, Embedder | None], Chunker]
+ChunkerFactory = Callable[[ChunkerSettings, "TextEmbedder | None"], Chunker]
 
 
-def _semantic(settings: ChunkerSettings, embedder: Embedder | None) -> Chunker:
+def _semantic(settings: ChunkerSettings, embedder: TextEmbedder | None) -> Chunker:
     if embedder is None:
         raise ConfigError(
             "the semantic chunker needs an embedder",
@@ -378,7 +374,7 @@ CHUNKERS: dict[str, ChunkerFactory] = {
 }
 
 
-def get_chunker(settings: ChunkerSettings, embedder: Embedder | None = None) -> Chunker:
+def get_chunker(settings: ChunkerSettings, embedder: TextEmbedder | None = None) -> Chunker:
     """Build the chunker named in settings; unknown names list the known ones."""
     factory = CHUNKERS.get(settings.name)
     if factory is None:

@@ -11,6 +11,7 @@ or written as a comment — is returned apart as `hidden_text`, for the injectio
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,7 +139,7 @@ class _Walk:
         """Whether tag is hidden, and whether its children sit on a painted background."""
         if tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).lower() == "true":
             return True, on_background
-        names = tag.get("class") or []
+        names: Sequence[str] = tag.get("class") or []
         if any(name in self.classes for name in names) or tag.get("id") in self.ids:
             return True, on_background
         flags = style_flags(str(tag.get("style", "")))

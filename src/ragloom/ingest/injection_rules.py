@@ -271,7 +271,7 @@ RULES: tuple[Rule, ...] = (
        imperative=True),
     _r("answer_steering", 0.3,
        r"\b(?:say|state|claim|assert|mention|add)\s+(?:only\s+)?that\b|"
-       rf"\bin\s+(?:your|every|each|all|any)\s+(?:\w+\s+)?(?:answers?|responses?|repl(?:y|ies)|"
+       r"\bin\s+(?:your|every|each|all|any)\s+(?:\w+\s+)?(?:answers?|responses?|repl(?:y|ies)|"
        r"summar(?:y|ies)|outputs?)\b", imperative=True),
     _r("answer_steering", 0.25,
        r"\bwhen\s+(?:you\s+)?(?:answering|respond(?:ing)?|(?:you\s+are\s+)?asked|(?:a\s+|the\s+)?"

@@ -167,6 +167,7 @@ class Layout:
     quotes: list[tuple[int, int]]
 
     def __post_init__(self) -> None:
+        """Index the paragraph starts for lookups by offset."""
         self._starts = [p.start for p in self.paragraphs]
 
     def paragraph_at(self, pos: int) -> int:

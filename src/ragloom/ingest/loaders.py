@@ -111,7 +111,7 @@ def _is_supported(path: str) -> bool:
 
 
 def _display(path: str) -> str:
-    """A path that can be printed and stored: undecodable bytes shown as `\\xNN`."""
+    r"""A path that can be printed and stored: undecodable bytes shown as `\xNN`."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
@@ -201,7 +201,7 @@ def _glob_parts(pattern: str) -> list[str]:
 
 
 def _segment_match(name: str, segment: str) -> bool:
-    """glob's rule for one path segment: wildcards never match a leading '.'."""
+    """Glob's rule for one path segment: wildcards never match a leading '.'."""
     if name.startswith(".") and not segment.startswith("."):
         return False
     return fnmatch.fnmatchcase(name, segment)
@@ -491,7 +491,7 @@ class _Deadline:
         self._timer.cancel()
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
-        """httpx trace hook: remember each socket as it connects."""
+        """Trace hook for httpx: remember each socket as it connects."""
         if not event.endswith("connect_tcp.complete"):
             return
         sock = info["return_value"].get_extra_info("socket")
@@ -704,7 +704,7 @@ def _with_metadata(doc: SourceDocument, raw: RawSource, settings: IngestSettings
 
 
 def _decode(raw: RawSource) -> str:
-    """The text (UTF-8, or UTF-16/32 marked by a BOM; BOM dropped) with newlines as `\\n`."""
+    r"""The text (UTF-8, or UTF-16/32 marked by a BOM; BOM dropped) with newlines as `\n`."""
     text = decode_text(raw.data)
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -781,7 +781,7 @@ def _parse_csv(raw: RawSource, settings: IngestSettings) -> list[SourceDocument]
             source_id=sid,
             text=_row_text(header, row),
             metadata=_metadata(raw, "csv", f"{stem}: {row[0].strip()}", row=n, headings=[],
-                               **declared_metadata(dict(zip(header, row)), known_only=True)),
+                               **declared_metadata(dict(zip(header, row, strict=False)), known_only=True)),
         )
         for n, header, row in rows
     ]

@@ -57,7 +57,7 @@ def answers_question(state: RagState, deps: RagDeps) -> dict[str, Any]:
         reply = None
         if deps.chat is not None:
             try:
-                reply = complete_structured(deps.chat, LLM_SYSTEM,  # type: ignore[arg-type]
+                reply = complete_structured(deps.chat, LLM_SYSTEM,
                                             f"Question: {question}\n\nAnswer: {text}",
                                             AnswersReply, stage="groundedness")
             except ChatUnavailableError as exc:

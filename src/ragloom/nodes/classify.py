@@ -20,7 +20,7 @@ from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.multihop import joined_questions
 from ragloom.nodes.structured import structured_or_fallback
-from ragloom.nodes.text import content_words
+from ragloom.nodes.text import content_words, split_sentences
 from ragloom.nodes.trace import StageClock
 from ragloom.providers.chat import complete
 from ragloom.state import RagState
@@ -91,8 +91,7 @@ def multi_hop_signal(question: str) -> str | None:
     named = re.findall(r"\b[A-Z][\w'’&.-]*", question[1:])
     if _COMPARISON.search(question) and len(named) >= 2:
         return "comparison of named things"
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", question.strip()) if s]
-    if len(sentences) >= 2:
+    if len(split_sentences(question)) >= 2:
         return "several sentences"
     if len(content_words(question)) >= 5 and (_RELATIVE.search(question)
                                                or _PARTICIPLE.search(question)):

@@ -27,12 +27,14 @@ import io
 import math
 import re
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ragloom.nodes.assemble import is_suspicious, suspicious_signals
-from ragloom.nodes.support import TextEmbedder
 from ragloom.nodes.text import clip, split_sentences, strip_markers, tokenize, words
 from ragloom.state import ScoredChunk
+
+if TYPE_CHECKING:
+    from ragloom.providers.embeddings import TextEmbedder
 
 IDK = "I don't know"
 MIN_RELEVANCE = 0.25
@@ -131,7 +133,7 @@ def _cells(line: str) -> list[str] | None:
 
 def _record_units(marker: int, header: Sequence[str], row: Sequence[str], context: str) -> list[Unit]:
     """Units of one table row or CSV record: the whole row when narrow, else key + one column."""
-    pairs = [(h or f"column {i + 1}", v.strip()) for i, (h, v) in enumerate(zip(header, row))]
+    pairs = [(h or f"column {i + 1}", v.strip()) for i, (h, v) in enumerate(zip(header, row, strict=False))]
     pairs = [(h, v) for h, v in pairs if v]
     if len(pairs) < 2:
         return []
@@ -352,7 +354,7 @@ def score_units(question: str, passages: Sequence[ScoredChunk],
     similarity = _similarities(question, [u.context for u in units], embedder)
     wanted = next((unit for q, unit in _ANSWER_TYPES if q.search(question)), None)
     found: list[_Scored] = []
-    for unit, sim in zip(units, similarity):
+    for unit, sim in zip(units, similarity, strict=True):
         tokens = frozenset(tokenize(unit.text))
         context = set(tokenize(unit.context)) - tokens
         covered = sum(weights[t] for t in asked & tokens)

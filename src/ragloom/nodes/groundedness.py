@@ -7,27 +7,27 @@ its markers cite. An `ungrounded` verdict marks the answer best-effort, so every
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.assemble import render_context
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.generate import is_abstention
-from ragloom.nodes.support import SupportScorer, TextEmbedder
+from ragloom.nodes.support import SupportScorer
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
 from ragloom.nodes.trace import StageClock, log_once
-from ragloom.providers.chat import complete
+from ragloom.providers.chat import complete, parse_json_reply
 from ragloom.state import RagState, ScoredChunk, Verdict
+
+if TYPE_CHECKING:
+    from ragloom.providers.embeddings import TextEmbedder
 
 STAGE = "groundedness"
 LLM_SYSTEM = (
     "You check whether an answer is supported by the passages. Reply with JSON only: "
     '{"grounded": true or false, "score": number between 0 and 1 (share of supported claims)}.'
 )
-_JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
 
 
 def heuristic_score(draft: str, passages: Sequence[ScoredChunk],
@@ -67,14 +67,8 @@ def _as_score(value: Any) -> float | None:
 
 def parse_llm_verdict(text: str, threshold: float) -> tuple[bool, float] | None:
     """Parse {"grounded": bool, "score": float} tolerantly; None when unusable."""
-    match = _JSON_OBJECT.search(text)
-    if match is None:
-        return None
-    try:
-        data: Any = json.loads(match.group(0))
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
+    data = parse_json_reply(text, dict)
+    if data is None:
         return None
     grounded, score = _as_bool(data.get("grounded")), _as_score(data.get("score"))
     if grounded is None and score is None:

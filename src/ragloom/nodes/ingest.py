@@ -493,7 +493,10 @@ def load(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
             old = store.entries(ref.source_id for ref in current)
             for ref in current:
                 outcome = _load_one(ref, old.get(ref.source_id), deps, touched)
-                (batch if isinstance(outcome, WorkItem) else settled).append(outcome)
+                if isinstance(outcome, WorkItem):
+                    batch.append(outcome)
+                else:
+                    settled.append(outcome)
             store.touch(touched)
         _report_done([r.source_id for r in settled])
         step.detail.update(sources=len(current), to_process=len(batch), settled=len(settled))

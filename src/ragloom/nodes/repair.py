@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from ragloom.nodes.support import SupportScorer, TextEmbedder
+from ragloom.nodes.support import SupportScorer
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize, words
+
+if TYPE_CHECKING:
+    from ragloom.providers.embeddings import TextEmbedder
 
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|>\s+)+")
 _ECHOED_HEADER = re.compile(r"\[\s*\d+\s*\]\s*\([^()\n]{1,160}\)")

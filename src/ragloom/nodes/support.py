@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from ragloom.nodes.text import split_sentences, strip_markers, tokenize
+
+if TYPE_CHECKING:
+    from ragloom.providers.embeddings import TextEmbedder
 
 SUPPORTED = 0.6
 """Support score at which a claim counts as supported."""
@@ -30,13 +33,6 @@ SEMANTIC_WEIGHT = 0.5
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?:\D|$))")
-
-
-class TextEmbedder(Protocol):
-    """What semantic support needs from an embedder: unit vectors for texts."""
-
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        """Embed texts into unit vectors."""
 
 
 class Support(NamedTuple):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-import threading
 from typing import NamedTuple
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -18,7 +17,6 @@ _MARKER = re.compile(r"(\s*)\[(\s*\d+\s*(?:[,;]\s*\d+\s*)*)\]")
 _CITED_END = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]\s*[.!?]+$")
 """A sentence end right after a citation marker (`... [2].`): always a boundary, even before a
 lowercase word (an extracted unit such as `model: Lumen Max; ...`)."""
-_local = threading.local()
 
 
 class Sentence(NamedTuple):
@@ -37,17 +35,6 @@ def stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN_PLUS)
 
 
-def _stemmer() -> object:
-    """Per-thread PyStemmer instance (stemmers are not thread-safe)."""
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:
-        import Stemmer
-
-        stemmer = Stemmer.Stemmer("english")
-        _local.stemmer = stemmer
-    return stemmer
-
-
 def words(text: str) -> list[str]:
     """Lowercased word tokens, punctuation dropped."""
     return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
@@ -61,8 +48,10 @@ def content_words(text: str) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """Stemmed content tokens for overlap scoring."""
+    from ragloom.stores.bm25 import stemmer
+
     terms = content_words(text)
-    return list(_stemmer().stemWords(terms)) if terms else []  # type: ignore[attr-defined]
+    return list(stemmer().stemWords(terms)) if terms else []
 
 
 def estimate_tokens(text: str, chars_per_token: float) -> int:

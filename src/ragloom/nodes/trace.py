@@ -35,6 +35,7 @@ class StageClock:
         self._end: float | None = None
 
     def __enter__(self) -> StageClock:
+        """Start the clock."""
         self._start = time.perf_counter()
         return self
 
@@ -44,6 +45,7 @@ class StageClock:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Stop the clock; exceptions propagate."""
         self._end = time.perf_counter()
 
     def note(self, **detail: Any) -> None:

@@ -9,7 +9,6 @@ When the chat model does not answer (ChatUnavailableError) the stage falls back 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from typing import Any
@@ -19,7 +18,7 @@ from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.pool import retrieval_text
 from ragloom.nodes.text import content_words, tokenize
 from ragloom.nodes.trace import StageClock, log_once
-from ragloom.providers.chat import complete
+from ragloom.providers.chat import complete, parse_json_list_reply
 from ragloom.state import RagState
 
 TRANSFORMS = ("none", "multi-query", "rag-fusion", "hyde")
@@ -40,7 +39,6 @@ HYDE_SYSTEM = (
 _BULLET = re.compile(r"^\s*(?:[-*•]+|\(?\d+[.):]|#+)\s*")
 _LABEL = re.compile(r"^(?:query|question|variant|search)\s*\d*\s*[:.\-]\s*", re.IGNORECASE)
 _QUOTES = "\"'“”‘’`"
-_JSON_LIST = re.compile(r"\[.*\]", re.DOTALL)
 
 
 def check_transform(name: str) -> None:
@@ -56,15 +54,8 @@ def _norm(text: str) -> str:
 
 def _json_items(text: str) -> list[str] | None:
     """Strings of the first JSON list in text (or of a mapping's first list value), else None."""
-    match = _JSON_LIST.search(text)
-    candidate = match.group(0) if match else text
-    try:
-        data: Any = json.loads(candidate)
-    except ValueError:
-        return None
-    if isinstance(data, dict):
-        data = next((v for v in data.values() if isinstance(v, list)), None)
-    if not isinstance(data, list):
+    data = parse_json_list_reply(text)
+    if data is None:
         return None
     return [str(item) for item in data if isinstance(item, (str, int, float))]
 

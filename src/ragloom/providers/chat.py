@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 from urllib.parse import urlparse
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -56,7 +57,7 @@ def _build_openai(settings_json: str, api_key: str) -> BaseChatModel:
     chat_openai = require("langchain_openai", "chat provider 'openai'").ChatOpenAI
     settings = ChatSettings.model_validate_json(settings_json)
     own = {stage: float(s) for stage, s in settings.timeouts.model_dump().items() if s is not None}
-    return chat_openai(  # type: ignore[no-any-return]
+    return chat_openai(
         base_url=settings.base_url,
         model=settings.model,
         api_key=api_key,
@@ -79,7 +80,7 @@ def get_chat_model(settings: ChatSettings) -> BaseChatModel | None:
             raise UnknownNameError("chat provider", settings.provider, PROVIDERS)
 
 
-def _chat_error(exc: Exception, stage: str | None = None) -> RagloomError | None:
+def map_chat_error(exc: Exception, stage: str | None = None) -> RagloomError | None:
     """Map a chat client's failure to ragloom's: rejected credentials → ConfigError; time-outs,
     connection, rate-limit and server errors → ChatUnavailableError; anything else → None."""
     from langchain_core import exceptions as lc
@@ -116,14 +117,14 @@ def complete(chat: BaseChatModel, system: str, user: str, *, stage: str) -> str:
     try:
         reply = chat.invoke(messages) if timeout is None else chat.invoke(messages, timeout=timeout)
     except Exception as exc:
-        mapped = _chat_error(exc, stage)
+        mapped = map_chat_error(exc, stage)
         if mapped is None:
             raise
         raise mapped from exc
-    return _text(reply.content)
+    return message_text(reply.content)
 
 
-def _text(content: object) -> str:
+def message_text(content: object) -> str:
     """A message's text: string parts joined, reasoning blocks removed."""
     if isinstance(content, list):
         content = "".join(
@@ -138,19 +139,62 @@ def _json_schema_format(schema: type[BaseModel]) -> dict[str, Any]:
             "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}}
 
 
+_JSON_OPENERS: dict[type | None, str] = {None: "{[", dict: "{", list: "["}
+
+
+@overload
+def parse_json_reply(text: str, kind: type[dict]) -> dict[str, Any] | None: ...
+@overload
+def parse_json_reply(text: str, kind: type[list]) -> list[Any] | None: ...
+@overload
+def parse_json_reply(text: str, kind: None = None) -> dict[str, Any] | list[Any] | None: ...
+def parse_json_reply(text: str, kind: type[dict] | type[list] | None = None) -> Any:
+    """The first JSON object or list (only that `kind` when given) in a model reply; None if none.
+
+    Code fences, prose around the JSON and a reply cut off mid-JSON are tolerated: a complete
+    value is decoded where it starts, else langchain-core's `parse_json_markdown` closes a
+    truncated one. The one parser of JSON in chat replies: nodes, judges and crews use it.
+    """
+    from langchain_core.utils.json import parse_json_markdown
+
+    text = text or ""
+    starts = [i for i, ch in enumerate(text) if ch in _JSON_OPENERS[kind]]
+    decoder = json.JSONDecoder()
+    for start in starts:
+        try:
+            data, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(data, kind or (dict, list)):
+            return data
+    for candidate in (text, *(text[i:] for i in starts[:1])):
+        try:
+            data = parse_json_markdown(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, kind or (dict, list)):
+            return data
+    return None
+
+
+def parse_json_list_reply(text: str) -> list[Any] | None:
+    """The first JSON list in a model reply, or the first list value of its first JSON object."""
+    data = parse_json_reply(text)
+    if isinstance(data, dict):
+        data = next((v for v in data.values() if isinstance(v, list)), None)
+    return data if isinstance(data, list) else None
+
+
 def complete_structured(chat: BaseChatModel, system: str, user: str,
                         schema: type[Reply], *, stage: str) -> Reply | None:
     """One call whose reply is parsed into `schema`; None when the reply is unusable.
 
     Uses the model's JSON-schema structured output when it has one (constrained decoding on
-    OpenAI-compatible servers), else parses the reply text tolerantly (fenced or partial JSON,
-    langchain-core's `parse_json_markdown`). A stage with its own time-out (`chat.timeouts`) sends
-    the same constraint as a request option, since a structured-output chain cannot carry one.
-    Raises like `complete` when the model is unavailable.
+    OpenAI-compatible servers), else parses the reply text tolerantly (`parse_json_reply`: fenced,
+    surrounded or partial JSON). A stage with its own time-out (`chat.timeouts`) sends the same
+    constraint as a request option, since a structured-output chain cannot carry one. Raises like
+    `complete` when the model is unavailable.
     """
-    from langchain_core.exceptions import OutputParserException
-    from langchain_core.utils.json import parse_json_markdown
-
     messages = [SystemMessage(content=system), HumanMessage(content=user)]
     timeout = _stage_timeout(chat, stage)
     structured = None
@@ -162,23 +206,24 @@ def complete_structured(chat: BaseChatModel, system: str, user: str,
             structured = None
     try:
         if timeout is not None:
-            text = _text(chat.invoke(messages, timeout=timeout,
-                                     response_format=_json_schema_format(schema)).content)
+            text = message_text(chat.invoke(messages, timeout=timeout,
+                                            response_format=_json_schema_format(schema)).content)
         elif structured is None:
-            text = _text(chat.invoke(messages).content)
+            text = message_text(chat.invoke(messages).content)
         else:
-            result = structured.invoke(messages)
+            # include_raw=True: always a dict of "raw", "parsed" and "parsing_error"
+            result = cast(dict[str, Any], structured.invoke(messages))
             if isinstance(result.get("parsed"), schema):
                 return result["parsed"]
-            text = _text(getattr(result.get("raw"), "content", ""))
+            text = message_text(getattr(result.get("raw"), "content", ""))
     except Exception as exc:
         if type(exc).__name__ in _TRUNCATED_REPLIES:
             return None  # cut at max_tokens or filtered: no usable JSON
-        mapped = _chat_error(exc, stage)
+        mapped = map_chat_error(exc, stage)
         if mapped is None:
             raise
         raise mapped from exc
     try:
-        return schema.model_validate(parse_json_markdown(text))
-    except (OutputParserException, ValueError, ValidationError):
+        return schema.model_validate(parse_json_reply(text, dict))
+    except ValidationError:
         return None

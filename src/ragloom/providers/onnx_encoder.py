@@ -142,7 +142,15 @@ def export_onnx(model: Any, target: Path) -> None:
     sample = model.tokenizer(["a short sample sentence"], return_tensors="pt")
     axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")}
     with _atomic(target) as tmp, warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")  # tracer notes about constant-folded shape checks
+        # What this export says every time, and only that: tracer notes about constant-folded
+        # shape checks, the advanced-indexing note, and the legacy exporter's deprecation (the
+        # TorchScript exporter is chosen on purpose, dynamo=False).
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        warnings.filterwarnings("ignore", "Exporting aten::index operator", UserWarning)
+        warnings.filterwarnings("ignore", "You are using the legacy TorchScript-based ONNX export",
+                                DeprecationWarning)
+        warnings.filterwarnings("ignore", "The feature will be removed", DeprecationWarning,
+                                module=r"torch\.onnx")
         torch.onnx.export(
             _LastHiddenState(model[0].auto_model).eval(),
             tuple(sample[name] for name in INPUTS),
@@ -222,7 +230,7 @@ def _cached_session(path: Path, build: Callable[[], None]) -> Any:
         build()
     try:
         return _session(path)
-    except Exception:  # a truncated or foreign cache file: rebuild it once
+    except Exception:  # noqa: BLE001 - any unreadable cache file (ort's errors are private): rebuild once
         build()
         return _session(path)
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
-import json
 import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ragloom.errors import ConfigError, UnknownNameError
+from ragloom.providers.chat import parse_json_list_reply
 from ragloom.providers.quoting import fenced, is_suspicious
 from ragloom.settings import RerankSettings
 from ragloom.state import ScoredChunk
@@ -99,24 +99,19 @@ class CrossEncoderReranker:
         return rescore(chunks, [float(x) for x in scores], self.name)[:top_n]
 
 
-def _json_list(text: str) -> list[Any] | None:
-    """The reply as a JSON list (or a mapping's first list value), fences allowed; else None."""
-    body = text.strip().strip("`").strip()
-    body = body[4:] if body.lower().startswith("json") else body
-    try:
-        data: Any = json.loads(body)
-    except ValueError:
-        return None
-    if isinstance(data, dict):
-        data = next((v for v in data.values() if isinstance(v, list)), None)
-    return data if isinstance(data, list) else None
-
-
 def parse_ranking(text: str, n: int) -> list[int]:
-    """Parse a 1-based ranking of n passages ('3 > 1 > 2', JSON, prose); invalid ids dropped."""
-    items = _json_list(text)
-    if items is None:
-        items = _INTEGER.findall(text)
+    """Parse a 1-based ranking of n passages ('3 > 1 > 2', JSON, prose); invalid ids dropped.
+
+    The reply's JSON list is read when it ranks at least as many passages as the integers of the
+    whole reply do (so `[3] > [1] > [2]` is not read as its first list alone).
+    """
+    listed = _ranking(parse_json_list_reply(text) or [], n)
+    counted = _ranking(_INTEGER.findall(text), n)
+    return listed if len(listed) >= len(counted) else counted
+
+
+def _ranking(items: Sequence[object], n: int) -> list[int]:
+    """The valid passage numbers of items (each item's first integer), first mention kept."""
     ranking: list[int] = []
     for item in items:
         digits = _INTEGER.search(str(item))

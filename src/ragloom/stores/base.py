@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 import numpy as np
 
@@ -53,3 +53,9 @@ class DocumentIndex(Protocol):
 
     def drop(self) -> None:
         """Delete the whole collection."""
+
+    def sibling(self, collection: str) -> Self:
+        """An index over another collection of the same store and profile (a reindex's shadow)."""
+
+    def replace_with(self, shadow: Self) -> None:
+        """Give shadow's collection this index's name, dropping the old one."""

@@ -71,8 +71,9 @@ def ids_revision(ids: Iterable[str]) -> str:
     return hashlib.sha256("\n".join(sorted(ids)).encode("utf-8")).hexdigest()
 
 
-def _stemmer() -> Stemmer.Stemmer:
-    """The English stemmer of this thread (stemmer objects are not shared across threads)."""
+def stemmer() -> Stemmer.Stemmer:
+    """The English stemmer of this thread (stemmer objects are not shared across threads); the BM25
+    tokens and the query nodes' overlap tokens both stem with it."""
     if not hasattr(_local, "stemmer"):
         _local.stemmer = Stemmer.Stemmer("english")
     return _local.stemmer
@@ -82,7 +83,7 @@ def tokenize_texts(texts: list[str]) -> list[list[str]]:
     """Tokens of each text: lowercase, English stopwords removed, stemmed (bm25s's tokenizer)."""
     if not texts:
         return []
-    tokens = bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), return_ids=False,
+    tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer(), return_ids=False,
                             show_progress=False)
     return [list(doc) for doc in tokens]
 

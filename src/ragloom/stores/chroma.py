@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -323,12 +324,16 @@ class ChromaDocumentIndex:
         vectors = self._check_embeddings(chunks, embeddings)
         for start in range(0, len(chunks), self.batch_size):
             part = chunks[start : start + self.batch_size]
-            self._write(f"write {len(part)} chunks", lambda col, part=part, start=start: col.upsert(
-                ids=[c.id for c in part],
-                embeddings=vectors[start : start + len(part)],
-                documents=[c.text for c in part],
-                metadatas=self._replacing_metadatas(col, part),
-            ))
+
+            def write(col: Collection, part: list[Chunk] = part, start: int = start) -> None:
+                col.upsert(
+                    ids=[c.id for c in part],
+                    embeddings=vectors[start : start + len(part)],
+                    documents=[c.text for c in part],
+                    metadatas=self._replacing_metadatas(col, part),
+                )
+
+            self._write(f"write {len(part)} chunks", write)
 
     def _write(self, action: str, write: Callable[[Collection], object]) -> None:
         """Run a write; a handle to a collection another process dropped is reopened once."""
@@ -375,7 +380,8 @@ class ChromaDocumentIndex:
     def delete_ids(self, ids: list[str]) -> None:
         """Delete chunks by id (unknown ids are ignored)."""
         for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
-            self._write(f"delete {len(part)} chunks", lambda col, part=part: col.delete(ids=list(part)))
+            self._write(f"delete {len(part)} chunks",
+                        operator.methodcaller("delete", ids=list(part)))
 
     def delete_where(self, where: Filter) -> int:
         """Delete chunks matching a metadata filter; return how many were deleted."""
@@ -440,8 +446,8 @@ class ChromaDocumentIndex:
         """Return the stored chunks for these ids, in the order asked (missing ids are skipped)."""
         found: dict[str, Chunk] = {}
         for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
-            got = self._read("read chunks", lambda col, part=part: col.get(
-                ids=list(part), include=["documents", "metadatas"]), _NO_ROWS)
+            got = self._read("read chunks", operator.methodcaller(
+                "get", ids=list(part), include=["documents", "metadatas"]), _NO_ROWS)
             found.update(self._chunks_of(got))
         return [found[i] for i in dict.fromkeys(ids) if i in found]
 
@@ -458,8 +464,8 @@ class ChromaDocumentIndex:
         """Return the stored embedding of each id that exists."""
         found: dict[str, np.ndarray] = {}
         for part in _batches(list(dict.fromkeys(ids)), self.batch_size):
-            got = self._read("read embeddings", lambda col, part=part: col.get(
-                ids=list(part), include=["embeddings"]), _NO_ROWS)
+            got = self._read("read embeddings", operator.methodcaller(
+                "get", ids=list(part), include=["embeddings"]), _NO_ROWS)
             vectors = got["embeddings"] if got["embeddings"] is not None else []
             for i, vector in zip(got["ids"], vectors, strict=True):
                 found[i] = np.asarray(vector, dtype=np.float32)
@@ -469,8 +475,8 @@ class ChromaDocumentIndex:
         chroma_where = normalize_where(where)
         offset = 0
         while True:
-            got = self._read("list chunks", lambda col, offset=offset: col.get(
-                where=chroma_where, include=include, limit=self.batch_size, offset=offset
+            got = self._read("list chunks", operator.methodcaller(
+                "get", where=chroma_where, include=include, limit=self.batch_size, offset=offset
             ), _NO_ROWS)
             yield got
             if len(got["ids"]) < self.batch_size:

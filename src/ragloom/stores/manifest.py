@@ -219,9 +219,11 @@ class ManifestStore:
         self._db.close()
 
     def __enter__(self) -> ManifestStore:
+        """The store itself, closed on exit."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the store."""
         self.close()
 
     # ------------------------------------------------------------------------------ transactions

@@ -77,10 +77,6 @@ class DataPaths:
         """JSON manifest written by ragloom before the SQLite one; migrated on first open."""
         return self.data_dir / "manifests" / f"{validate_collection(collection)}.json"
 
-    def lock_file(self, collection: str) -> Path:
-        """The file the per-collection ingest lock is held on."""
-        return self.data_dir / "locks" / f"{validate_collection(collection)}.lock"
-
     @property
     def deleting_dir(self) -> Path:
         """Markers of collections being deleted (see `stores.catalog`)."""

@@ -6,6 +6,7 @@ records of one source are found and removed without reading the others.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import logging
 import shutil
@@ -81,7 +82,7 @@ class Quarantine:
         records = [r for p in self.directory.glob("*/*.json") if (r := self._read(p)) is not None]
         return sorted(records, key=lambda r: (r.source_id, r.doc_id))
 
-    def source_ids(self) -> list[str]:
+    def source_ids(self) -> builtins.list[str]:
         """Ids of the sources that have records, sorted (one record read per source)."""
         self._migrate_flat()
         if not self.directory.is_dir():
