@@ -27,8 +27,8 @@ SET = ROOT / "tests" / "data" / "injection"
 def screen(path: Path) -> tuple[str, float, list[str], list[str]]:
     """(status, score, signals, evidence) of one source, as the ingest graph would decide."""
     from ragloom.errors import LoadError, RejectedSourceError
-    from ragloom.ingest.loaders import SourceRef, parse_source, read_source
-    from ragloom.ingest.validation import scan_injection
+    from ragloom.ingestion.loaders import SourceRef, parse_source, read_source
+    from ragloom.ingestion.validation import scan_injection
     from ragloom.settings import IngestSettings
 
     settings = IngestSettings()

@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 
 from ragloom import __version__
 from ragloom.errors import RagloomError
-from ragloom.ingest.chunkers import CHUNKERS
+from ragloom.ingestion.chunkers import CHUNKERS
 from ragloom.profiles.presets import profile_names
 from ragloom.state import IngestionReport, RagAnswer, SourceResult
 

@@ -87,7 +87,7 @@ NOTES = {
 
 def _choices() -> dict[str, list[str]]:
     """Allowed values of the settings that take a registered name."""
-    from ragloom.ingest.chunkers import CHUNKERS
+    from ragloom.ingestion.chunkers import CHUNKERS
     from ragloom.nodes.transform import TRANSFORMS
     from ragloom.profiles.presets import profile_names
     from ragloom.providers.embeddings import PROVIDERS

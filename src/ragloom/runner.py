@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from ragloom import resources
 from ragloom.graphs.ingest import build_ingest_graph
-from ragloom.ingest.chunkers import get_chunker
+from ragloom.ingestion.chunkers import get_chunker
 from ragloom.nodes.ingest import SOURCE_DONE, IngestDeps, ingest_recursion_limit
 from ragloom.profiles.resolver import compile_graph, graph_builder, recursion_limit
 from ragloom.settings import RagSettings, resolve_settings

@@ -476,6 +476,6 @@ def test_a_reindex_serves_the_old_state_until_it_swaps_the_new_one_in(
 ])
 def test_which_recorded_sources_a_spec_covers(kind: str, origin: str, source_id: str,
                                               covered: bool) -> None:
-    from ragloom.ingest.loaders import Spec
+    from ragloom.ingestion.loaders import Spec
 
     assert Spec(kind, origin).covers(source_id) is covered  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from ragloom import resources
 from ragloom.errors import StoreError
 from ragloom.graphs import ingest as ingest_graphs
 from ragloom.graphs import routing
-from ragloom.ingest.chunkers import get_chunker
+from ragloom.ingestion.chunkers import get_chunker
 from ragloom.nodes.ingest import IngestDeps
 from ragloom.profiles.resolver import build_graph
 from ragloom.runner import ask, ingest

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ragloom.errors import ConfigError, UnknownNameError
-from ragloom.ingest.chunkers import (
+from ragloom.ingestion.chunkers import (
     CHUNKERS,
     Chunker,
     chunker_fingerprint,
@@ -19,7 +19,7 @@ from ragloom.ingest.chunkers import (
     markdown_headings,
     sentence_spans,
 )
-from ragloom.ingest.loaders import expand_sources, parse_source, read_source
+from ragloom.ingestion.loaders import expand_sources, parse_source, read_source
 from ragloom.settings import ChunkerSettings, IngestSettings
 from ragloom.state import Chunk, SourceDocument
 

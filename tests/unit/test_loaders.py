@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ragloom.errors import LoadError, RejectedSourceError
-from ragloom.ingest.html_text import html_to_text
-from ragloom.ingest.validation import check_integrity
-from ragloom.ingest.loaders import (
+from ragloom.ingestion.html_text import html_to_text
+from ragloom.ingestion.validation import check_integrity
+from ragloom.ingestion.loaders import (
     SUPPORTED_SUFFIXES,
     RawSource,
     SourceRef,

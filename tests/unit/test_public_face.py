@@ -93,3 +93,10 @@ def test_ragloom_serve_without_the_api_extra_says_what_to_install(
     assert result.exit_code == 2
     assert "sse_starlette" in result.stderr and "ragloom[api]" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_ingest_stays_the_function_after_the_ingestion_modules_are_imported() -> None:
+    import ragloom
+    import ragloom.ingestion.loaders  # noqa: F401 - the import that used to shadow it
+
+    assert callable(ragloom.ingest) and ragloom.ingest.__module__ == "ragloom.runner"

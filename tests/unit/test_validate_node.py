@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ragloom.ingest.chunkers import get_chunker
-from ragloom.ingest.loaders import SourceRef
+from ragloom.ingestion.chunkers import get_chunker
+from ragloom.ingestion.loaders import SourceRef
 from ragloom.nodes.ingest import IngestDeps, WorkItem, validate
 from ragloom.settings import RagSettings
 from ragloom.state import SourceDocument, SourceResult

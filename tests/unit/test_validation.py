@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from ragloom.errors import RejectedSourceError
-from ragloom.ingest.injection_rules import RULES
-from ragloom.ingest.injection_text import despace, fold, lay_out, payloads
-from ragloom.ingest.loaders import SourceRef, expand_sources, parse_source, read_source
-from ragloom.ingest.validation import check_integrity, scan_injection
+from ragloom.ingestion.injection_rules import RULES
+from ragloom.ingestion.injection_text import despace, fold, lay_out, payloads
+from ragloom.ingestion.loaders import SourceRef, expand_sources, parse_source, read_source
+from ragloom.ingestion.validation import check_integrity, scan_injection
 from ragloom.settings import IngestSettings
 from ragloom.state import SourceDocument
 

@@ -333,7 +333,7 @@ def _unsafe_path(template: str) -> str | None:
 
 
 def _check_collections(checker: _Checker, shape: CrewBody) -> None:
-    from ragloom.ingest.chunkers import CHUNKERS
+    from ragloom.ingestion.chunkers import CHUNKERS
 
     for name, spec in shape.rag.collections.items():
         if not _COLLECTION_NAME.match(name):

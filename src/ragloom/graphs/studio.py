@@ -15,7 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from ragloom import resources
 from ragloom.graphs.ingest import build_locked_ingest_graph
-from ragloom.ingest.chunkers import get_chunker
+from ragloom.ingestion.chunkers import get_chunker
 from ragloom.nodes.ingest import IngestDeps, ingest_recursion_limit
 from ragloom.profiles.resolver import compile_graph
 from ragloom.settings import load_settings

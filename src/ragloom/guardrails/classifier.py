@@ -100,7 +100,7 @@ class Prepared:
 
 
 def _fold(text: str) -> str:
-    from ragloom.ingest.injection_text import fold
+    from ragloom.ingestion.injection_text import fold
 
     return fold(text.translate(_APOSTROPHES)).translate(_APOSTROPHES)
 
@@ -156,7 +156,7 @@ def _unquoted(pattern: regex.Pattern[str], text: str,
 @functools.lru_cache(maxsize=1024)
 def _scan(text: str) -> tuple[float, frozenset[str]]:
     """Score and signals of the ingest injection scan over the question."""
-    from ragloom.ingest.validation import scan_injection
+    from ragloom.ingestion.validation import scan_injection
     from ragloom.state import SourceDocument
 
     result = scan_injection(SourceDocument(doc_id="question", source_id="question", text=text),

@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from ragloom.errors import EmbeddingProfileMismatchError, LoadError, RejectedSourceError
-from ragloom.ingest.chunkers import Chunker, chunker_fingerprint
-from ragloom.ingest.loaders import (
+from ragloom.ingestion.chunkers import Chunker, chunker_fingerprint
+from ragloom.ingestion.loaders import (
     FoundSource,
     SourceRef,
     Spec,
@@ -40,7 +40,7 @@ from ragloom.ingest.loaders import (
     spec_origin,
     to_ref,
 )
-from ragloom.ingest.validation import ValidationResult, scan_injection
+from ragloom.ingestion.validation import ValidationResult, scan_injection
 from ragloom.nodes.trace import StageClock
 from ragloom.providers.embeddings import Embedder
 from ragloom.settings import IngestSettings, RagSettings

@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 
 from ragloom.errors import RagloomError
-from ragloom.ingest.chunkers import get_chunker
-from ragloom.ingest.loaders import SourceRef, parse_source, read_source
-from ragloom.ingest.validation import scan_injection
+from ragloom.ingestion.chunkers import get_chunker
+from ragloom.ingestion.loaders import SourceRef, parse_source, read_source
+from ragloom.ingestion.validation import scan_injection
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.grade import offline_relevance
 from ragloom.nodes.trace import StageClock

@@ -35,9 +35,9 @@ import yaml
 from pydantic import BaseModel
 
 from ragloom.errors import LoadError, RejectedSourceError
-from ragloom.ingest.chunkers import markdown_headings
-from ragloom.ingest.html_text import html_to_text
-from ragloom.ingest.validation import check_integrity, decode_text
+from ragloom.ingestion.chunkers import markdown_headings
+from ragloom.ingestion.html_text import html_to_text
+from ragloom.ingestion.validation import check_integrity, decode_text
 from ragloom.settings import IngestSettings
 from ragloom.state import SourceDocument, content_hash
 

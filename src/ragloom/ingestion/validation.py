@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ragloom.ingest.injection_rules import (
+from ragloom.ingestion.injection_rules import (
     DIRECT_LEAD,
     FRAMING,
     FRAMING_AFTER,
@@ -31,7 +31,7 @@ from ragloom.ingest.injection_rules import (
     VOCABULARY,
     Rule,
 )
-from ragloom.ingest.injection_text import Layout, lay_out, payloads
+from ragloom.ingestion.injection_text import Layout, lay_out, payloads
 from ragloom.state import SourceDocument
 
 Status = Literal["clean", "suspicious", "rejected"]
