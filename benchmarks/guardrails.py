@@ -1,25 +1,31 @@
 """Guardrails on the labelled set in tests/data/guardrails: precision and recall per category.
 
-    python benchmarks/guardrails.py [--split dev|holdout|all] [--file MORE.jsonl ...]
-                                    [--classifier heuristic|llm] [--list] [--json OUT]
+    python benchmarks/guardrails.py [--split dev|holdout|fresh|all] [--file MORE.jsonl ...]
+                                    [--classifier heuristic|semantic|llm] [--list] [--json OUT]
     python benchmarks/guardrails.py --scope [--json OUT]
+    python benchmarks/guardrails.py --refit
 
 The first form runs the input guard's classifier on every question (one JSON object a line:
 `question`, `category`, optional `lang`, `id`, `class`; `--file` adds sets written by others) and
 prints, per split, precision, recall and F1 of each category, the confusion matrix, the share of
 benign questions refused, the per-class recall of the attacks and the accuracy of the language the
-refusal would be written in. `--list` prints every miss. `--classifier llm` uses the chat model of
-the settings (RAGLOOM_* environment), falling back to the heuristic as the node does.
+refusal would be written in, and the time per question once models are loaded. `--list` prints
+every miss. `--classifier semantic` adds the exemplar classifier of `ragloom.guardrails.semantic`
+(the settings' embedder); `--classifier llm` uses the chat model of the settings (RAGLOOM_*
+environment), falling back to the heuristic as the node does. `all` is dev, holdout and fresh.
 
 `--scope` ingests the example knowledge base into a temporary directory and asks the balanced
 profile every golden question (in scope) and the off-collection questions of
 tests/data/guardrails/scope.jsonl: how many of each the scope check refuses ("I don't know" with the
-closest sources), with the relevance distribution. Never tune on `holdout`: score it once, at the end.
+closest sources), with the relevance distribution. Never tune on `holdout` or `fresh`: score them
+once, at the end. `--refit` fits the semantic layer on the packaged exemplars again and writes
+`src/ragloom/guardrails/exemplar_fit.npz` (after editing `exemplars.jsonl`).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -27,7 +33,12 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ragloom.guardrails.classifier import GuardVerdict
 
 ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "guardrails"
@@ -45,30 +56,44 @@ def load(path: Path, split: str) -> list[dict[str, Any]]:
     return rows
 
 
-def classify(rows: list[dict[str, Any]], classifier: str) -> None:
-    """Add the verdict, the rules and the refusal language to every row."""
+def verdict_function(classifier: str) -> Callable[[str], GuardVerdict]:
+    """The question classifier to benchmark, its models loaded."""
     from ragloom.guardrails.classifier import heuristic_verdict
+    from ragloom.settings import load_settings
+
+    settings = load_settings()
+    if classifier == "semantic":
+        from ragloom.guardrails.semantic import semantic_guard, semantic_verdict
+        from ragloom.providers.embeddings import get_embedder
+
+        guard = semantic_guard(get_embedder(settings.embedding), settings.resolved_cache_dir())
+        return functools.partial(semantic_verdict, guard=guard)
+    if classifier == "llm":
+        from ragloom.nodes.input_guard import llm_verdict
+        from ragloom.providers.chat import get_chat_model
+
+        chat = get_chat_model(settings.chat)
+        return lambda question: llm_verdict(question, chat) or heuristic_verdict(question)
+    return heuristic_verdict
+
+
+def classify(rows: list[dict[str, Any]], verdict_of: Callable[[str], GuardVerdict]) -> float:
+    """Add the verdict, the rules and the refusal language to every row; the seconds classifying."""
     from ragloom.language import detect_language
     from ragloom.settings import load_settings
 
     settings = load_settings()
-    chat = None
-    if classifier == "llm":
-        from ragloom.providers.chat import get_chat_model
-
-        chat = get_chat_model(settings.chat)
+    elapsed = 0.0
     for row in rows:
-        if chat is not None:
-            from ragloom.nodes.input_guard import llm_verdict
-
-            verdict = llm_verdict(row["question"], chat) or heuristic_verdict(row["question"])
-        else:
-            verdict = heuristic_verdict(row["question"])
+        start = time.perf_counter()
+        verdict = verdict_of(row["question"])
+        elapsed += time.perf_counter() - start
         row["predicted"] = verdict.category
         row["rules"] = list(verdict.rules)
         row["reason"] = verdict.reason
         row["detected_lang"] = detect_language(row["question"], settings.ingest.languages) \
             or settings.guard.default_lang
+    return elapsed
 
 
 def scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -157,29 +182,52 @@ def run_scope() -> dict[str, Any]:
     return result
 
 
+def refit() -> int:
+    """Fit the semantic layer on the packaged exemplars with the settings' embedder; store it."""
+    from ragloom.guardrails import semantic
+    from ragloom.providers.embeddings import get_embedder
+    from ragloom.settings import load_settings
+
+    embedder = get_embedder(load_settings().embedding)
+    exemplars = semantic.load_exemplars()
+    key = semantic.fit_key(embedder, exemplars, semantic.C)
+    if key is None or semantic.unsuited(embedder):
+        print(f"refit needs the {semantic.TUNED_MODEL} embedder", file=sys.stderr)
+        return 1
+    semantic.write_fit(semantic.PACKAGED_FIT, key, semantic.fit_exemplars(embedder, exemplars))
+    print(f"wrote {semantic.PACKAGED_FIT} ({key})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the classifier (or the scope check) and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=["dev", "holdout", "all"], default="dev")
+    parser.add_argument("--split", choices=["dev", "holdout", "fresh", "all"], default="dev")
     parser.add_argument("--file", action="append", default=[], type=Path,
                         help="another labelled JSONL set (scored as its own split)")
-    parser.add_argument("--classifier", choices=["heuristic", "llm"], default="heuristic")
+    parser.add_argument("--classifier", choices=["heuristic", "semantic", "llm"],
+                        default="semantic")
     parser.add_argument("--list", action="store_true", help="print every miss")
     parser.add_argument("--scope", action="store_true", help="the scope check on the example KB")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--refit", action="store_true",
+                        help="refit the packaged exemplar classifier and write its .npz")
     args = parser.parse_args(argv)
+    if args.refit:
+        return refit()
     if args.scope:
         result: dict[str, Any] = {"scope": run_scope()}
         for name, row in result["scope"].items():
             print(name, row)
     else:
-        splits = ["dev", "holdout"] if args.split == "all" else [args.split]
+        splits = ["dev", "holdout", "fresh"] if args.split == "all" else [args.split]
         sets = {split: load(SET / f"{split}.jsonl", split) for split in splits}
         sets.update({path.stem: load(path, path.stem) for path in args.file})
         start = time.perf_counter()
-        for rows in sets.values():
-            classify(rows, args.classifier)
-        elapsed = time.perf_counter() - start
+        verdict_of = verdict_function(args.classifier)
+        verdict_of("How do I warm up the classifier?")
+        loaded = time.perf_counter()
+        elapsed = sum(classify(rows, verdict_of) for rows in sets.values())
         result = {name: scores(rows) for name, rows in sets.items()}
         for name, rows in sets.items():
             print_scores(name, result[name])
@@ -190,9 +238,11 @@ def main(argv: list[str] | None = None) -> int:
                               f"{row['predicted']:12s} {row['reason'][:70]!s:70s} | "
                               f"{row['question']}")
         total = sum(len(rows) for rows in sets.values())
-        print(f"\n{total} questions classified in {elapsed:.2f} s "
-              f"({elapsed / total * 1000:.2f} ms each, first-call model loads included)")
+        print(f"\n{args.classifier}: {total} questions classified in {elapsed:.2f} s "
+              f"({elapsed / total * 1000:.2f} ms each), after "
+              f"{loaded - start:.2f} s loading models and exemplars")
         result["ms_per_question"] = round(elapsed / total * 1000, 3)
+        result["load_s"] = round(loaded - start, 3)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")

@@ -291,9 +291,11 @@ class GuardSettings(_Section):
 
     input: bool = Field(True, description="classify each question (ok, out_of_scope, "
                         "pii_request, jailbreak, dangerous) and refuse the non-ok ones")
-    classifier: Literal["heuristic", "llm"] = Field(
-        "heuristic", description="heuristic: rules, zero model calls; llm: one constrained call "
-        "to the chat model, falling back to the heuristic")
+    classifier: Literal["heuristic", "semantic", "llm"] = Field(
+        "semantic", description="heuristic: rules, zero model calls; semantic: the rules, then "
+        "a classifier over embedded labelled exemplars for the questions they let through (one "
+        "query embedding with the packaged MiniLM, no chat model; the rules alone with another "
+        "embedder); llm: one constrained call to the chat model, falling back to the heuristic")
     default_lang: str = Field("en", description="language of refusals when the question's "
                               "cannot be told and the input gives none")
     min_relevance: float = Field(

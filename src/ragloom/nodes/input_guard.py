@@ -1,11 +1,14 @@
 """The input guard: classify the question before retrieval; non-ok questions are refused.
 
 Categories: ok, out_of_scope, pii_request, jailbreak, dangerous (`ragloom.guardrails.classifier`).
-The heuristic classifier makes no model call. `guard.classifier: llm` makes one constrained call
-(`complete_structured`) and falls back to the heuristic when there is no chat model, the model is
-unavailable (best-effort, traced) or its reply is unusable. The verdict is recorded as
-`Verdict(stage="input_guard", verdict=<category>)` and traced with the rules that decided it; the
-refusal node logs it.
+The heuristic classifier makes no model call; `guard.classifier: semantic` (the default) adds one
+query embedding (`ragloom.guardrails.semantic`: the rules, then a classifier over labelled exemplars
+for the questions they let through) and keeps to the rules, noting `semantic_off` in the trace,
+when the collection's embedder is not the model that classifier was tuned on.
+`guard.classifier: llm` makes one constrained call (`complete_structured`) and falls back to the
+heuristic when there is no chat model, the model is unavailable (best-effort, traced) or its reply
+is unusable. The verdict is recorded as `Verdict(stage="input_guard", verdict=<category>)` and
+traced with the rules that decided it; the refusal node logs it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragloom.guardrails.classifier import Category, GuardVerdict, heuristic_verdict
+from ragloom.guardrails.semantic import semantic_guard, semantic_verdict, unsuited
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.structured import structured_or_fallback
 from ragloom.nodes.trace import StageClock
@@ -66,6 +70,14 @@ def input_guard(state: RagState, deps: RagDeps) -> dict[str, Any]:
                                            schema=GuardReply, fallback="heuristic", stage="classify")
             verdict = _from_reply(reply) if reply is not None else None
         classifier = "llm" if verdict is not None else "heuristic"
+        if verdict is None and deps.settings.guard.classifier == "semantic":
+            reason = unsuited(deps.embedder)
+            if reason is None:
+                classifier = "semantic"
+                guard = semantic_guard(deps.embedder, deps.settings.resolved_cache_dir())
+                verdict = semantic_verdict(question, guard)
+            else:
+                clock.note(semantic_off=reason)
         if verdict is None:
             verdict = heuristic_verdict(question)
         clock.note(classifier=classifier, category=verdict.category, rules=list(verdict.rules),
