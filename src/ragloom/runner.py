@@ -10,9 +10,6 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel
 
 from ragloom import resources
-from ragloom.graphs.ingest import build_ingest_graph
-from ragloom.ingestion.chunkers import get_chunker
-from ragloom.nodes.ingest import SOURCE_DONE, IngestDeps, ingest_recursion_limit
 from ragloom.profiles.resolver import compile_graph, graph_builder, recursion_limit
 from ragloom.settings import RagSettings, resolve_settings
 from ragloom.state import IngestionReport, RagAnswer, RagContext, TraceStep
@@ -45,6 +42,11 @@ def ingest(
     if chunker is not None:
         overrides["chunker"] = {"name": chunker}
     run_settings = resolve_settings(settings, **overrides)
+    # ingest only: a query process never loads the loaders, validators and chunkers
+    from ragloom.graphs.ingest import build_ingest_graph
+    from ragloom.ingestion.chunkers import get_chunker
+    from ragloom.nodes.ingest import SOURCE_DONE, IngestDeps, ingest_recursion_limit
+
     embedder = resources.embedder(run_settings)
     deps = IngestDeps(
         settings=run_settings,

@@ -23,6 +23,7 @@ people it names are masked (`personx`). Then, in order of precedence:
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -144,8 +145,8 @@ def prepare(question: str) -> Prepared:
     return Prepared(folded, masked, deleeted, quoted)
 
 
-def _unquoted(pattern: regex.Pattern[str], text: str,
-              quoted: tuple[tuple[int, int], ...]) -> regex.Match[str] | None:
+def _unquoted(pattern: re.Pattern[str], text: str,
+              quoted: tuple[tuple[int, int], ...]) -> re.Match[str] | None:
     """The first match of pattern not inside a quoted span (a cited attack is no attack)."""
     for match in pattern.finditer(text):
         if not any(start <= match.start() and match.end() <= end for start, end in quoted):
@@ -164,7 +165,7 @@ def _scan(text: str) -> tuple[float, frozenset[str]]:
     return result.score, frozenset(result.signals)
 
 
-def _evidence(match: regex.Match[str]) -> str:
+def _evidence(match: re.Match[str] | regex.Match[str]) -> str:
     return " ".join(match.group().split())[:60]
 
 

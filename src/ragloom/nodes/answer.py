@@ -75,7 +75,8 @@ def request_language(question: str, given: str | None, deps: RagDeps) -> tuple[s
     """The request's language and how it was chosen (given, detected, or the default)."""
     if given:
         return given, "input"
-    detected = detect_language(question, deps.settings.ingest.languages)
+    detected = detect_language(question, deps.settings.ingest.languages,
+                               deps.settings.resolved_cache_dir())
     if detected:
         return detected, "detected"
     return deps.settings.guard.default_lang, "default"

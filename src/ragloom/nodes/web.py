@@ -17,9 +17,6 @@ from typing import Any
 import httpx
 
 from ragloom.errors import RagloomError
-from ragloom.ingestion.chunkers import get_chunker
-from ragloom.ingestion.loaders import SourceRef, parse_source, read_source
-from ragloom.ingestion.validation import scan_injection
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.grade import offline_relevance
 from ragloom.nodes.trace import StageClock
@@ -41,6 +38,8 @@ def search(question: str, deps: RagDeps) -> list[str]:
 
 def fetch_page(url: str, deps: RagDeps) -> list[SourceDocument]:
     """Download and parse one result page with the ingest loader (its limits apply)."""
+    from ragloom.ingestion.loaders import SourceRef, parse_source, read_source  # web runs only
+
     ref = SourceRef(source_id=url, origin=url, kind="url")
     return parse_source(read_source(ref, deps.settings.ingest), deps.settings.ingest)
 
@@ -48,6 +47,8 @@ def fetch_page(url: str, deps: RagDeps) -> list[SourceDocument]:
 def screen(docs: list[SourceDocument], deps: RagDeps,
            skipped: list[dict[str, Any]]) -> list[SourceDocument]:
     """Pages the injection scan lets in: rejected ones never, suspicious ones by policy."""
+    from ragloom.ingestion.validation import scan_injection  # loaded only when the web step runs
+
     kept = []
     for doc in docs:
         verdict = scan_injection(doc, budget_s=deps.settings.ingest.scan_budget_s)
@@ -65,6 +66,8 @@ def screen(docs: list[SourceDocument], deps: RagDeps,
 
 def page_passages(question: str, docs: list[SourceDocument], deps: RagDeps) -> list[ScoredChunk]:
     """The pages' chunks most relevant to the question, best first, origin `web`."""
+    from ragloom.ingestion.chunkers import get_chunker  # loaded only when the web step runs
+
     chunker = get_chunker(deps.settings.chunker, embedder=deps.embedder)
     chunks: list[Chunk] = [c for doc in docs for c in chunker.split(doc)]
     candidates = [ScoredChunk(chunk=c, score=0.0, score_origin="web") for c in chunks]
