@@ -1,13 +1,13 @@
 """Injection screening on the labelled set in tests/data/injection: detection and false positives.
 
-    python benchmarks/injection.py [--split dev|holdout|all] [--list [--evidence]] [--json OUT]
+    python benchmarks/injection.py [--split dev|holdout|fresh|all] [--list [--evidence]] [--json OUT]
 
 Every file goes through the real loaders (`read_source`, `parse_source`) and `scan_injection`, as
 in the ingest graph's validate node. A source is *quarantined* when any of its documents is
 rejected (or its bytes are), *flagged* when any is suspicious, else clean. Prints, per split, the
 detection rate (quarantined or flagged) of the injected documents and the quarantined and flagged
 rates of the benign ones, overall and per class. `--list` prints every file's verdict, score and
-signals (`--evidence`: and the evidence). Never tune on `holdout`: score it once, at the end.
+signals (`--evidence`: and the evidence). Never tune on `holdout` or `fresh`: score them once, at the end.
 """
 
 from __future__ import annotations
@@ -86,14 +86,14 @@ def report(rows: list[dict[str, str]], split: str) -> dict[str, object]:
 def main() -> None:
     """Screen the labelled set and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=["dev", "holdout", "all"], default="dev")
+    parser.add_argument("--split", choices=["dev", "holdout", "fresh", "all"], default="dev")
     parser.add_argument("--list", action="store_true", help="print every file's verdict")
     parser.add_argument("--evidence", action="store_true", help="with --list: the evidence too")
     parser.add_argument("--json", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
     with (SET / "labels.csv").open(encoding="utf-8") as handle:
         labels = list(csv.DictReader(handle))
-    splits = ["dev", "holdout"] if args.split == "all" else [args.split]
+    splits = ["dev", "holdout", "fresh"] if args.split == "all" else [args.split]
     results: list[dict[str, object]] = []
     start = time.perf_counter()
     for split in splits:
