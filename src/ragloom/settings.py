@@ -69,6 +69,14 @@ class IngestSettings(_Section):
         description="quarantine documents the injection scan marks suspicious, not only the ones "
         "it rejects (by default suspicious ones are kept, flagged in chunk metadata)",
     )
+    semantic_screen: bool = Field(
+        False,
+        description="after the embed stage, score each new document's chunks (their embeddings "
+        "reused) and hidden or decoded passages with the injection exemplar classifier, and flag "
+        "a document the rules found clean `suspicious` (signal `semantic`) when one reads like an "
+        "injection; never quarantines; only with the packaged MiniLM embedder. Off: it did not "
+        "raise detection on the fresh set (docs/benchmarks.md, Injection screening)",
+    )
     scan_budget_s: float = Field(
         5.0, gt=0,
         description="time budget of the injection scan per document (and as much again per "

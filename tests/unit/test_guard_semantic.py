@@ -31,7 +31,7 @@ from tests.unit.test_nodes_retrieve import HashEmbedder
 
 SET = Path(__file__).resolve().parents[1] / "data" / "guardrails"
 TINY = Exemplars(
-    questions=(
+    texts=(
         "what does the travel policy say about hotels",
         "how many vacation days do employees get",
         "which laptop models does the office support",
@@ -43,7 +43,7 @@ TINY = Exemplars(
         "the home address of our client jane",
         "the personal phone number of our client jane",
     ),
-    categories=("ok", "ok", "ok", "dangerous", "dangerous", "dangerous", "out_of_scope",
+    labels=("ok", "ok", "ok", "dangerous", "dangerous", "dangerous", "out_of_scope",
                 "out_of_scope", "pii_request", "pii_request"),
 )
 
@@ -101,7 +101,7 @@ def test_verdicts_are_deterministic() -> None:
 def test_the_fit_is_cached_on_disk_per_model(tmp_path: Path) -> None:
     embedder = ProfiledHashEmbedder()
     first = SemanticGuard(embedder, TINY, cache_dir=tmp_path)
-    assert sum(len(call) for call in embedder.calls) == len(TINY.questions)
+    assert sum(len(call) for call in embedder.calls) == len(TINY.texts)
     assert len(list((tmp_path / "guard").glob("hash-64-*.npz"))) == 1
     again = ProfiledHashEmbedder()
     second = SemanticGuard(again, TINY, cache_dir=tmp_path)
@@ -113,11 +113,11 @@ def test_the_fit_is_cached_on_disk_per_model(tmp_path: Path) -> None:
 def test_exemplars_are_the_dev_set_and_never_the_scored_sets() -> None:
     packaged = load_exemplars()
     dev = [json.loads(line) for line in (SET / "dev.jsonl").read_text().splitlines() if line]
-    assert list(zip(packaged.questions, packaged.categories, strict=True)) == [
+    assert list(zip(packaged.texts, packaged.labels, strict=True)) == [
         (r["question"], r["category"]) for r in dev]
     scored = {json.loads(line)["question"] for name in ("holdout.jsonl", "fresh.jsonl")
               for line in (SET / name).read_text().splitlines() if line}
-    assert not scored & set(packaged.questions)
+    assert not scored & set(packaged.texts)
 
 
 def test_the_packaged_fit_is_current_for_the_packaged_exemplars() -> None:

@@ -1,6 +1,7 @@
 """The input guard's semantic layer: a linear classifier over embedded, labelled exemplars.
 
-Zero chat-model calls and deterministic: one query embedding (the collection's embedder when it is
+Zero chat-model calls and deterministic (the mechanism, shared with the injection screen, is
+`ragloom.providers.exemplar_model`): one query embedding (the collection's embedder when it is
 the packaged MiniLM the layer was tuned on, `TUNED_MODEL`, on ONNX) scored by a multinomial
 logistic regression (scikit-learn) fitted on the embedded exemplars of `exemplars.jsonl` (the dev
 set of tests/data/guardrails, never the holdout or fresh sets). The fit (weights, bias) of the
@@ -18,11 +19,7 @@ cross-validation on the dev set: docs/benchmarks.md, Guardrails).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import logging
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -35,6 +32,12 @@ from ragloom.guardrails.classifier import (
     GuardVerdict,
     heuristic_verdict,
 )
+from ragloom.providers import exemplar_model
+from ragloom.providers.exemplar_model import Exemplars, Fit, fit_key, read_fit, write_fit
+
+__all__ = ["C", "EXEMPLARS", "MIN_PROBABILITY", "PACKAGED_FIT", "TUNED_MODEL", "Exemplars", "Fit",
+           "SemanticGuard", "fit_exemplars", "fit_key", "load_exemplars", "read_fit",
+           "semantic_guard", "semantic_verdict", "unsuited", "write_fit"]
 
 EXEMPLARS = Path(__file__).with_name("exemplars.jsonl")
 PACKAGED_FIT = Path(__file__).with_name("exemplar_fit.npz")
@@ -47,9 +50,6 @@ C = 16.0
 """Inverse regularisation strength of the logistic regression."""
 MIN_PROBABILITY = 0.85
 """Probability a refused category needs before the layer refuses a question the rules let through."""
-BATCH = 128
-"""Exemplars embedded per call (below the embedder's torch threshold: the ONNX path)."""
-logger = logging.getLogger("ragloom")
 
 
 class QueryEmbedder(Protocol):
@@ -58,19 +58,6 @@ class QueryEmbedder(Protocol):
     def embed_queries(self, texts: list[str], *, precision: str = "fp32") -> np.ndarray:
         """Embed texts into a matrix of unit vectors."""
         ...
-
-
-@dataclass(frozen=True)
-class Exemplars:
-    """Labelled questions: one category per question."""
-
-    questions: tuple[str, ...]
-    categories: tuple[Category, ...]
-
-    def digest(self) -> str:
-        """A short hash of the questions and their labels (the disk cache key)."""
-        text = "\n".join(f"{c}\t{q}" for q, c in zip(self.questions, self.categories, strict=True))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def load_exemplars(path: Path = EXEMPLARS) -> Exemplars:
@@ -83,52 +70,9 @@ def load_exemplars(path: Path = EXEMPLARS) -> Exemplars:
     return Exemplars(tuple(r["question"] for r in rows), tuple(r["category"] for r in rows))
 
 
-@dataclass(frozen=True)
-class Fit:
-    """A fitted multinomial logistic regression: one weight row and bias per label."""
-
-    weights: np.ndarray
-    bias: np.ndarray
-    labels: tuple[Category, ...]
-
-
-def fit_key(embedder: object, exemplars: Exemplars, c: float) -> str | None:
-    """What a stored fit must match: the embedding model, the exemplars and C (None: unnamed model)."""
-    model = getattr(getattr(embedder, "profile", None), "model", None)
-    if not model:
-        return None
-    return f"{re.sub(r'[^A-Za-z0-9._-]', '_', str(model))}-{exemplars.digest()}-c{c:g}"
-
-
 def fit_exemplars(embedder: QueryEmbedder, exemplars: Exemplars, c: float = C) -> Fit:
-    """Embed the exemplars and fit the logistic regression (scikit-learn, deterministic lbfgs)."""
-    from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
-
-    questions = list(exemplars.questions)
-    matrix = np.concatenate([embedder.embed_queries(questions[i:i + BATCH])
-                             for i in range(0, len(questions), BATCH)])
-    model = LogisticRegression(C=c, max_iter=2000, class_weight="balanced")
-    model.fit(matrix, np.array(exemplars.categories))
-    return Fit(model.coef_.astype(np.float32), model.intercept_.astype(np.float32),
-               tuple(cast(Category, str(label)) for label in model.classes_))
-
-
-def write_fit(path: Path, key: str, fit: Fit) -> None:
-    """Store a fit with the key it was made for."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, key=np.array(key), weights=fit.weights, bias=fit.bias,
-             labels=np.array(fit.labels))
-
-
-def read_fit(path: Path, key: str | None) -> Fit | None:
-    """The fit stored at path when it was made for this key, else None."""
-    if key is None or not path.exists():
-        return None
-    with np.load(path) as stored:
-        if str(stored["key"]) != key:
-            return None
-        return Fit(stored["weights"].astype(np.float32), stored["bias"].astype(np.float32),
-                   tuple(cast(Category, str(label)) for label in stored["labels"]))
+    """Embed the exemplars as queries and fit the logistic regression."""
+    return exemplar_model.fit_exemplars(embedder.embed_queries, exemplars, c)
 
 
 class SemanticGuard:
@@ -140,24 +84,15 @@ class SemanticGuard:
         """Read the fit (packaged, else cached under cache_dir) or fit and cache it."""
         self._embedder = embedder
         self.min_probability = min_probability
-        key = fit_key(embedder, exemplars, c)
-        cached = cache_dir / "guard" / f"{key}.npz" if cache_dir is not None and key else None
-        fit = read_fit(PACKAGED_FIT, key) or (read_fit(cached, key) if cached else None)
-        if fit is None:
-            fit = fit_exemplars(embedder, exemplars, c)
-            if cached is not None and key is not None:
-                try:
-                    write_fit(cached, key, fit)
-                except OSError as exc:  # a read-only cache only costs start-up time
-                    logger.warning("guard classifier cache not written: %s", exc)
-        self._fit = fit
+        self._fit = exemplar_model.load_fit(
+            embedder, embedder.embed_queries, exemplars, c, packaged=PACKAGED_FIT,
+            cache=cache_dir / "guard" if cache_dir is not None else None)
 
     def scores(self, question: str) -> dict[Category, float]:
         """The probability of each category for this question (the regression's softmax)."""
-        logits = self._fit.weights @ self._embedder.embed_queries([question])[0] + self._fit.bias
-        exp = np.exp(logits - logits.max())
-        probabilities = exp / exp.sum()
-        return {label: float(p) for label, p in zip(self._fit.labels, probabilities, strict=True)}
+        probabilities = self._fit.probabilities(self._embedder.embed_queries([question]))[0]
+        return {cast(Category, label): float(p)
+                for label, p in zip(self._fit.labels, probabilities, strict=True)}
 
     def verdict(self, question: str) -> GuardVerdict | None:
         """A refusal when a refused category is probable enough, else None."""
@@ -174,7 +109,7 @@ class SemanticGuard:
 
 def unsuited(embedder: object) -> str | None:
     """Why the layer should not score with this embedder, or None when it was tuned with it."""
-    model = getattr(getattr(embedder, "profile", None), "model", None)
+    model = exemplar_model.model_name(embedder)
     if model == TUNED_MODEL:
         return None
     return f"embedder {model!r} is not {TUNED_MODEL!r}, the model the exemplar classifier was tuned on"

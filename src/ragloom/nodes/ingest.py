@@ -40,6 +40,7 @@ from ragloom.ingestion.loaders import (
     spec_origin,
     to_ref,
 )
+from ragloom.ingestion import injection_semantic
 from ragloom.ingestion.validation import ValidationResult, scan_injection
 from ragloom.nodes.trace import StageClock
 from ragloom.providers.embeddings import Embedder
@@ -507,16 +508,20 @@ def load(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
 # -------------------------------------------------------------------------------------- validate
 
 
-def _flag(doc: SourceDocument, verdict: ValidationResult) -> SourceDocument:
-    """Mark a suspicious document: every chunk of it carries the flag, the signals and the why."""
-    metadata = {
-        **doc.metadata,
+def _flagged(metadata: dict[str, Any], verdict: ValidationResult) -> dict[str, Any]:
+    """Metadata with the suspicious flag, the signals and the why of a verdict."""
+    return {
+        **metadata,
         "suspicious": True,
         "injection_signals": ",".join(verdict.signals),
         "injection_score": verdict.score,
         "injection_evidence": " | ".join(verdict.evidence)[:EVIDENCE_CHARS],
     }
-    return doc.model_copy(update={"metadata": metadata})
+
+
+def _flag(doc: SourceDocument, verdict: ValidationResult) -> SourceDocument:
+    """Mark a suspicious document: every chunk of it carries the flag, the signals and the why."""
+    return doc.model_copy(update={"metadata": _flagged(doc.metadata, verdict)})
 
 
 def _quarantine_reason(verdict: ValidationResult) -> str:
@@ -630,8 +635,63 @@ def embed(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
         vectors = np.concatenate(parts) if parts else np.zeros((0, dimension), dtype=np.float32)
         step.detail.update(embeddings=len(vectors), calls=len(parts),
                            model=deps.embedder.profile.key())
-    return {"embeddings": vectors, "stage_ms": {"embed": step.elapsed_ms()},
-            "trace": step.trace()}
+        update: dict[str, Any] = {}
+        stage_ms: dict[str, float] = {}
+        if deps.settings.ingest.semantic_screen:
+            reason = injection_semantic.unsuited(deps.embedder)
+            if reason is None:
+                start = time.perf_counter()
+                update["batch"] = _semantic_screen(items, vectors, deps, step)
+                stage_ms["semantic_screen"] = (time.perf_counter() - start) * 1000
+            else:
+                step.note(semantic_off=reason)
+    # semantic_screen: the part of embed the semantic layer took
+    return {**update, "embeddings": vectors,
+            "stage_ms": {"embed": step.elapsed_ms(), **stage_ms}, "trace": step.trace()}
+
+
+def _semantic_screen(items: list[WorkItem], vectors: np.ndarray, deps: IngestDeps,
+                     step: StageClock) -> list[WorkItem]:
+    """Flag the new documents the rules found clean whose windows read like an injection.
+
+    The windows are the document's chunks (the vectors just computed, in batch order) and its
+    hidden and decoded passages (embedded here, in one call).
+    """
+    detector = injection_semantic.injection_detector(deps.embedder,
+                                                     deps.settings.resolved_cache_dir())
+    chunk_p = detector.probabilities(vectors)
+    docs = {(i, d.doc_id): d for i, item in enumerate(items) for d in item.documents}
+    best: dict[tuple[int, str], float] = {}
+    offset = 0
+    for i, item in enumerate(items):
+        for c in item.chunks:
+            key = (i, c.doc_id)
+            if not c.metadata.get("suspicious"):
+                best[key] = max(best.get(key, 0.0), float(chunk_p[offset]))
+            offset += 1
+    extra = [(key, text) for key in best for text in injection_semantic.extra_windows(docs[key])]
+    if extra:
+        extra_p = detector.probabilities(deps.embedder.embed_array([t for _, t in extra]))
+        for (key, _), p in zip(extra, extra_p, strict=True):
+            best[key] = max(best[key], float(p))
+    clean = ValidationResult(status="clean")
+    verdicts = {key: v for key, p in best.items()
+                if (v := detector.verdict(clean, p)).status == "suspicious"}
+    batch = []
+    for i, item in enumerate(items):
+        flagged = {doc_id: v for (n, doc_id), v in verdicts.items() if n == i}
+        if not flagged:
+            batch.append(item)
+            continue
+        result = item.result.model_copy()
+        result.suspicious_documents += len(flagged)
+        result.signals = sorted({*result.signals, "semantic"})
+        chunks = [c.model_copy(update={"metadata": _flagged(c.metadata, flagged[c.doc_id])})
+                  if c.doc_id in flagged else c for c in item.chunks]
+        batch.append(item.model_copy(update={"chunks": chunks, "result": result}))
+    step.detail.update(semantic_windows=len(vectors) + len(extra), semantic_flagged=[
+        f"{doc_id}: {v.evidence[0]}" for (_, doc_id), v in verdicts.items()][:TRACED_VERDICTS])
+    return batch
 
 
 # ---------------------------------------------------------------------------------------- upsert
