@@ -6,6 +6,7 @@ head (`num_labels=1`) and checks loading and scoring mechanics only, never ranki
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ragloom.errors import ConfigError, UnknownNameError
@@ -106,3 +107,17 @@ def test_cross_encoder_mechanics_with_minilm_random_head() -> None:
     assert len(ranked) == 2
     assert {s.score_origin for s in ranked} == {"rerank:cross-encoder"}
     assert ranked[0].score >= ranked[1].score
+
+
+def test_a_question_asked_again_is_not_embedded_again() -> None:
+    from ragloom.providers.embeddings import get_embedder
+    from ragloom.settings import EmbeddingSettings
+
+    embedder = get_embedder(EmbeddingSettings())
+    first = embedder.embed_queries(["how long is the warranty?", "a second probe"])
+    calls = embedder.calls
+    again = embedder.embed_queries(["a second probe", "how long is the warranty?"])
+    assert embedder.calls == calls  # both from the recent-query vectors
+    assert np.allclose(again[::-1], first)
+    embedder.embed_queries(["how long is the warranty?"], precision="int8")
+    assert embedder.calls == calls + 1  # another precision is another vector

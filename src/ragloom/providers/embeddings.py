@@ -12,6 +12,7 @@ import functools
 import logging
 import re
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -96,6 +97,10 @@ def _onnx_encoder(settings: EmbeddingSettings, path: str, cache_dir: Path,
     return None
 
 
+RECENT_QUERIES = 64
+"""Query vectors an embedder keeps (a few kB each)."""
+
+
 class SentenceTransformerEmbedder(Embeddings):
     """Batched, normalised sentence-transformers embeddings; also a LangChain `Embeddings`.
 
@@ -118,6 +123,7 @@ class SentenceTransformerEmbedder(Embeddings):
         )
         self.calls = 0
         self.texts_embedded = 0
+        self._recent: OrderedDict[tuple[str, bool], np.ndarray] = OrderedDict()
 
     def _torch_model(self) -> SentenceTransformer:
         """The sentence-transformers model, loaded (offline) on first need."""
@@ -141,8 +147,26 @@ class SentenceTransformerEmbedder(Embeddings):
         return self._embed(texts, int8=False)
 
     def embed_queries(self, texts: list[str], *, precision: str = "fp32") -> np.ndarray:
-        """Embed search queries; precision `int8` uses the quantised ONNX model when available."""
-        return self._embed(texts, int8=precision == "int8")
+        """Embed search queries; precision `int8` uses the quantised ONNX model when available.
+
+        The last RECENT_QUERIES query vectors are kept: one question is embedded once per run
+        although the input guard, retrieval and the checks each ask for it.
+        """
+        int8 = precision == "int8"
+        with self._lock:
+            known = {t: self._recent[(t, int8)] for t in texts if (t, int8) in self._recent}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing:
+            for text, vector in zip(missing, self._embed(missing, int8=int8), strict=True):
+                known[text] = vector
+            with self._lock:
+                for text in missing:
+                    self._recent[(text, int8)] = known[text]
+                while len(self._recent) > RECENT_QUERIES:
+                    self._recent.popitem(last=False)
+        if not texts:
+            return np.zeros((0, self.profile.dimension), dtype=np.float32)
+        return np.stack([known[t] for t in texts])
 
     def _embed(self, texts: list[str], *, int8: bool) -> np.ndarray:
         if not texts:
