@@ -23,6 +23,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from ragloom import __version__
+from ragloom.cli_json import json_object_option
 from ragloom.errors import RagloomError
 from ragloom.ingestion.chunkers import CHUNKERS
 from ragloom.profiles.presets import profile_names
@@ -254,16 +255,6 @@ def ingest(
     raise typer.Exit(1 if report.failed else 0)
 
 
-def _filters(raw: str | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise typer.BadParameter(f"--filter is not valid JSON: {exc.msg}") from exc
-    if not isinstance(value, dict):
-        raise typer.BadParameter("--filter must be a JSON object")
-    return value
 
 
 def _warnings(result: RagAnswer) -> list[str]:
@@ -350,7 +341,7 @@ def _query(question: str, *, retrieval_only: bool, collection: str | None, profi
     from ragloom.settings import resolve_settings
 
     run = run_retrieve if retrieval_only else run_ask
-    parsed = _filters(filters)
+    parsed = json_object_option(filters, "--filter") if filters is not None else None
     settings = resolve_settings(profile=profile, config_file=config, data_dir=data_dir,
                                 collection=collection)
     if streaming and not as_json and not retrieval_only:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
 
+from ragloom.cli_json import json_object_option
 from ragloom.errors import RagloomError
 
 crew_app = typer.Typer(no_args_is_help=True, help="Crews: crew YAML or CrewAI projects run as "
@@ -45,13 +45,7 @@ def _inputs(pairs: list[str], raw_json: str | None) -> dict[str, Any]:
     """Inputs from `--inputs-json` and repeated `--input name=value`."""
     values: dict[str, Any] = {}
     if raw_json:
-        try:
-            loaded = json.loads(raw_json)
-        except json.JSONDecodeError as exc:
-            raise typer.BadParameter(f"--inputs-json is not valid JSON: {exc.msg}") from exc
-        if not isinstance(loaded, dict):
-            raise typer.BadParameter("--inputs-json must be a JSON object")
-        values.update(loaded)
+        values.update(json_object_option(raw_json, "--inputs-json"))
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
