@@ -468,6 +468,10 @@ def test_cli_validate_and_run(crew_home: Path) -> None:
     assert "two-year warranty [1]" in result.final_output and result.thread_id
     missing = runner.invoke(app, ["crew", "run", str(good), "--data-dir", str(crew_home / "data")])
     assert missing.exit_code == 2 and "missing crew input(s) 'question'" in missing.stderr
+    for raw, message in (("{oops", "--inputs-json is not valid JSON"),
+                         ("[1]", "--inputs-json must be a JSON object")):
+        refused = runner.invoke(app, ["crew", "run", str(good), "--inputs-json", raw])
+        assert refused.exit_code == 2 and message in " ".join(refused.output.split())
 
 
 def test_a_crewai_project_runs_offline_with_its_knowledge_and_output_file(tmp_path: Path) -> None:
