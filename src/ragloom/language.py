@@ -11,6 +11,7 @@ are cached once under the cache directory (`CACHE_DIR/langid/`), so later proces
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import tempfile
 import threading
@@ -29,6 +30,7 @@ MIN_CONFIDENCE = 0.5
 """Below this normalised probability the text is too short or mixed to tell: None."""
 
 _lock = threading.Lock()
+logger = logging.getLogger(__name__)
 
 
 def _inflated_model(cache_dir: Path) -> Path | None:
@@ -66,13 +68,17 @@ def _load_identifier(cache_dir: Path | None) -> Any:
     from py3langid.modelio import _to_array
 
     inflated = _inflated_model(cache_dir) if cache_dir is not None else None
-    if inflated is None:
-        return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    with np.load(inflated, allow_pickle=False) as data:  # the layout of py3langid.modelio
-        return LanguageIdentifier(
-            np.asarray(data["ptc"]), np.asarray(data["pc"]), data["classes"].tolist(),
-            _to_array(data["nextmove"]), data["out_feat"].tolist(), norm_probs=True,
-            tk_row=_to_array(data["nextmove_row"]))
+    if inflated is not None:
+        try:
+            with np.load(inflated, allow_pickle=False) as data:  # py3langid.modelio's layout
+                return LanguageIdentifier(
+                    np.asarray(data["ptc"]), np.asarray(data["pc"]), data["classes"].tolist(),
+                    _to_array(data["nextmove"]), data["out_feat"].tolist(), norm_probs=True,
+                    tk_row=_to_array(data["nextmove_row"]))
+        except (OSError, KeyError, ValueError, TypeError) as exc:  # a corrupt or foreign copy
+            logger.info("language model cache %s unusable (%s): reading the bundled model",
+                        inflated, exc)
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
 @functools.lru_cache(maxsize=8)

@@ -22,3 +22,11 @@ def test_an_unwritable_cache_falls_back_to_the_bundled_model(tmp_path: Path) -> 
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
     assert language.detect_language(SAMPLES[1], cache_dir=blocked) == "fr"
+
+
+def test_a_corrupt_cached_copy_is_read_past(tmp_path: Path) -> None:
+    language.detect_language("warm", cache_dir=tmp_path)  # writes the inflated copy
+    for copy in (tmp_path / "langid").glob("model-*.npz"):
+        copy.write_bytes(b"not an npz")
+    language._identifier.cache_clear()
+    assert language.detect_language(SAMPLES[2], cache_dir=tmp_path) == "de"
