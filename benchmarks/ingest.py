@@ -2,7 +2,7 @@
 with --incremental, what a change costs at 5k, 50k and 100k+ documents.
 
     python benchmarks/ingest.py [--limit N] [--skip-peer]
-    python benchmarks/ingest.py --incremental [--sizes 5000,50000,100000] [--json out.json]
+    python benchmarks/ingest.py --incremental [--sizes 5000,50000,100000] [--reuse] [--json out.json]
     python benchmarks/ingest.py --export-vectors DATA_DIR:COLLECTION   # seed the vector cache
 
 Default mode prints: full ingest time, chunks/s, share of time spent embedding, peak memory, and
@@ -254,7 +254,7 @@ def timed_ingest(root: Path, data_dir: Path, embedder: CachedVectorEmbedder) -> 
     }
 
 
-def bench_incremental(sizes: list[int], keep: bool) -> dict[str, Any]:
+def bench_incremental(sizes: list[int], keep: bool, reuse: bool) -> dict[str, Any]:
     """The four change scenarios at each size (see the module docstring)."""
     from ragloom import resources
     from ragloom.settings import resolve_settings
@@ -268,9 +268,16 @@ def bench_incremental(sizes: list[int], keep: bool) -> dict[str, Any]:
         root = OUT / "ingest-corpus" / f"n{n}"
         data_dir = OUT / "ingest-data" / f"n{n}"
         make_corpus(root, n, records)
-        shutil.rmtree(data_dir, ignore_errors=True)
-        rows: dict[str, Any] = {"full": timed_ingest(root, data_dir, embedder)}
-        embedder.save()
+        built = data_dir / ".complete"
+        rows: dict[str, Any] = {}
+        if not (reuse and built.exists()):
+            shutil.rmtree(data_dir, ignore_errors=True)
+            rows["full"] = timed_ingest(root, data_dir, embedder)
+            embedder.save()
+            built.write_text(json.dumps(rows["full"]))
+        else:
+            rows["full"] = {**json.loads(built.read_text()), "reused": True}
+            rows["resync"] = timed_ingest(root, data_dir, embedder)  # the restored documents
         rows["a_unchanged"] = timed_ingest(root, data_dir, embedder)
         middle = n // 2
         write_doc(root, middle, records[(middle + 1) % len(records)], mtime_ns=None)
@@ -293,7 +300,7 @@ def bench_incremental(sizes: list[int], keep: bool) -> dict[str, Any]:
             os.utime(doc_file(root, j), ns=(OLD_MTIME_NS, OLD_MTIME_NS))
         results[str(n)] = rows
         print_incremental(n, rows)
-        if not keep:
+        if not (keep or reuse):
             shutil.rmtree(data_dir, ignore_errors=True)
     embedder.save()
     return results
@@ -319,13 +326,17 @@ def main() -> None:
     parser.add_argument("--incremental", action="store_true", help="change costs at several sizes")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--keep", action="store_true", help="keep the data dirs (bench-out/)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="reuse a data dir a --keep/--reuse run built (its first full ingest "
+                             "is reported from then); the corpus is restored after every run")
     parser.add_argument("--export-vectors", metavar="DATA_DIR:COLLECTION", default=None)
     args = parser.parse_args()
     if args.export_vectors:
         print(f"{export_vectors(args.export_vectors, VECTORS)} vectors written to {VECTORS}")
         return
     if args.incremental:
-        figures = bench_incremental([int(s) for s in args.sizes.split(",")], args.keep)
+        figures = bench_incremental([int(s) for s in args.sizes.split(",")], args.keep,
+                                    args.reuse)
         print(f"peak RSS {peak_rss_mb():.0f} MiB")
         if args.json:
             args.json.write_text(json.dumps(figures, indent=2))

@@ -189,24 +189,28 @@ def _source_notes(result: SourceResult) -> list[str]:
     return notes
 
 
-def _summary(report: IngestionReport) -> None:
+def _summary(report: IngestionReport, *, list_unchanged: bool) -> None:
+    """Print a table of the sources the run changed (unchanged ones too with -v) and the counts."""
     table = Table(title=f"ingest → {report.collection}", show_lines=False)
     for column in ("source", "status", "docs", "chunks", "embedded", "notes"):
         table.add_column(column, overflow="fold")
     styles = {"failed": "red", "quarantined": "yellow", "removed": "magenta", "unchanged": "dim"}
-    for s in report.sources:
+    shown = [s for s in report.sources if list_unchanged or s.status != "unchanged" or s.errors]
+    for s in shown:
         notes = "; ".join([*s.errors, *_source_notes(s)]) or (", ".join(s.signals)
                                                               if s.signals else "")
         table.add_row(escape(_display(s.source_id)),
                       f"[{styles.get(s.status, 'green')}]{s.status}[/]", str(s.documents),
                       str(s.chunks), str(s.embeddings_computed), escape(notes))
-    out.print(table)
+    if shown:
+        out.print(table)
     counts = ", ".join(f"{n} {st}" for st in ("ingested", "updated", "unchanged", "removed",
                                                "quarantined", "failed")
                        if (n := report.count(st)))
     out.print(f"{counts or 'no sources'}; {report.chunks_written} chunks written, "
               f"{report.embeddings_computed} embeddings computed in {report.total_ms / 1000:.1f} s"
-              + ("; collection rebuilt (--reindex)" if report.reindexed else ""))
+              + ("; collection rebuilt (--reindex)" if report.reindexed else "")
+              + ("" if len(shown) == len(report.sources) else "; -v lists the unchanged sources"))
     if report.skipped:
         out.print(f"skipped {len(report.skipped)} file(s):", highlight=False)
         for source_id, reason in list(report.skipped.items())[:SKIPPED_SHOWN]:
@@ -251,7 +255,7 @@ def ingest(
     if as_json:
         print(report.model_dump_json(indent=2))
     else:
-        _summary(report)
+        _summary(report, list_unchanged=verbose > 0)
     raise typer.Exit(1 if report.failed else 0)
 
 

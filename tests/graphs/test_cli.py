@@ -45,6 +45,25 @@ def test_ingest_exit_code_is_1_when_a_source_failed(tmp_path: Path) -> None:
     assert "failed" in result.stdout and "ingested" in result.stdout
 
 
+def test_ingest_table_lists_changed_sources_and_counts_unchanged_ones(tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# A\n\nThe hub answers on port 8642.\n")
+    (kb / "b.md").write_text("# B\n\nThe mast is 2.4 m tall.\n")
+    argv = ["ingest", str(kb), "-c", "clitest", "--data-dir", str(tmp_path / "data")]
+    assert runner.invoke(app, argv).exit_code == 0
+    (kb / "b.md").write_text("# B\n\nThe mast is 3.1 m tall.\n")
+
+    quiet = runner.invoke(app, argv)
+    assert quiet.exit_code == 0, quiet.output
+    assert "b.md" in quiet.stdout and "a.md" not in quiet.stdout
+    flat = " ".join(quiet.stdout.split())  # the console wraps long lines
+    assert "1 updated, 1 unchanged" in flat and "-v lists the unchanged sources" in flat
+
+    verbose = runner.invoke(app, [*argv, "-v"])
+    assert "a.md" in verbose.stdout and "b.md" in verbose.stdout
+
+
 def test_unknown_profile_and_bad_filter_fail_with_clear_messages(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ask", "hi", "-p", "turbo", "--data-dir", str(tmp_path)])
     assert result.exit_code == 2

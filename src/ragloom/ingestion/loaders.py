@@ -43,6 +43,7 @@ from ragloom.state import SourceDocument, content_hash
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".rst")
 SUPPORTED_SUFFIXES: tuple[str, ...] = (*TEXT_SUFFIXES, ".csv", ".html", ".htm", ".pdf", ".jsonl")
+_SUFFIX_SET = frozenset(SUPPORTED_SUFFIXES)
 MAX_REDIRECTS = 5
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _MEDIA_TYPES = {
@@ -107,7 +108,10 @@ def _posix_abs(path: str) -> str:
 
 
 def _is_supported(path: str) -> bool:
-    return os.path.splitext(path)[1].lower() in SUPPORTED_SUFFIXES
+    """Whether the file name's extension (as `os.path.splitext` reads it) has a loader."""
+    name = path[path.rfind("/") + 1:].lstrip(".")
+    dot = name.rfind(".")
+    return dot > 0 and name[dot:].lower() in _SUFFIX_SET
 
 
 def _display(path: str) -> str:

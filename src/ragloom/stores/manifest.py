@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -92,9 +93,9 @@ class SourceEntry(BaseModel):
         return [cid for doc in self.docs.values() for cid in doc.chunk_ids]
 
 
-@dataclass(frozen=True)
-class SourceStat:
-    """What plan needs to settle a source without reading it: identity, hash, size and mtime."""
+class SourceStat(NamedTuple):
+    """What plan needs to settle a source without reading it: identity, hash, size and mtime
+    (a tuple: plan builds one per recorded source)."""
 
     identity: str
     content_hash: str
@@ -248,7 +249,7 @@ class ManifestStore:
         rows = self._db.execute(
             "SELECT source_id, identity, content_hash, size, mtime_ns, documents, chunks FROM sources"
         )
-        return {row[0]: SourceStat(*row[1:]) for row in rows}
+        return {row[0]: SourceStat._make(row[1:]) for row in rows}
 
     def source_ids(self) -> list[str]:
         """Every recorded source id, sorted."""
