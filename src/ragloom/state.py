@@ -131,7 +131,16 @@ class IngestionReport(BaseModel):
     """The outcome of one ingestion run: per source, totals, and duration per stage."""
 
     collection: str
-    sources: list[SourceResult] = Field(default_factory=list)
+    sources: list[SourceResult] = Field(
+        default_factory=list,
+        description="every source the run read, wrote, removed or failed on (sources settled "
+        "unchanged from their stat alone are listed in `unchanged` instead)",
+    )
+    unchanged: list[str] = Field(
+        default_factory=list,
+        description="sources whose size and mtime matched the manifest: settled without being "
+        "opened, at no cost (a source read again and found identical is in `sources`)",
+    )
     stage_ms: dict[str, float] = Field(default_factory=dict)
     total_ms: float = 0.0
     reindexed: bool = False
@@ -144,7 +153,13 @@ class IngestionReport(BaseModel):
 
     def count(self, status: SourceStatus) -> int:
         """Number of sources that ended with the given status."""
-        return sum(1 for s in self.sources if s.status == status)
+        settled = len(self.unchanged) if status == "unchanged" else 0
+        return settled + sum(1 for s in self.sources if s.status == status)
+
+    def statuses(self) -> dict[str, SourceStatus]:
+        """Every source of the run (those in `unchanged` included) → its status."""
+        settled: dict[str, SourceStatus] = dict.fromkeys(self.unchanged, "unchanged")
+        return {**settled, **{s.source_id: s.status for s in self.sources}}
 
     @property
     def chunks_written(self) -> int:

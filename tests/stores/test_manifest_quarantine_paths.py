@@ -48,7 +48,6 @@ def test_record_round_trips_entries_and_stats(store: ManifestStore) -> None:
     assert store.entries(["s1", "s0", "nope"]) == {"s0": entry(0), "s1": entry(1, docs=1)}
     stats = store.stats()
     assert stats["s0"].size == 0 and stats["s1"].mtime_ns == 1_001
-    assert (stats["s0"].documents, stats["s0"].chunks) == (2, 4)
     assert store.total_chunks() == 6 and store.source_count() == 2
     assert store.chunk_ids() == set(entry(0).chunk_ids()) | set(entry(1, docs=1).chunk_ids())
 

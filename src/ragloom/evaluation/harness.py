@@ -447,7 +447,8 @@ def _check_refs(dataset: EvalDataset, report: Any) -> None:
         return
     from ragloom.evaluation.datasets import match_ref
 
-    sources = [s.source_id for s in report.sources if s.status not in ("failed", "removed")]
+    sources = [sid for sid, status in report.statuses().items()
+               if status not in ("failed", "removed")]
     missing = [ref for ref in dataset.refs if not any(match_ref(s, [ref]) for s in sources)]
     if missing:
         raise ConfigError(f"relevant ref(s) match no ingested source: {', '.join(missing)}",

@@ -18,6 +18,7 @@ import csv
 import fnmatch
 import io
 import json
+import operator
 import os
 import re
 import socket
@@ -238,10 +239,13 @@ def _closure(pattern: list[str], states: set[int]) -> set[int]:
     return out
 
 
+_NAME = operator.attrgetter("name")
+
+
 def _entries(folder: str, found: Expansion) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as scan:
-            return sorted(scan, key=lambda e: e.name)
+            return sorted(scan, key=_NAME)
     except OSError as exc:
         found.skipped[_display(folder)] = f"cannot list the directory: {exc.strerror}"
         return []

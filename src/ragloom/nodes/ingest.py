@@ -167,6 +167,7 @@ class IngestState(TypedDict, total=False):
     batch: list[WorkItem]
     embeddings: Any
     intent: int | None
+    settled: list[str]
     results: Annotated[list[SourceResult], operator.add]
     warnings: Annotated[list[str], operator.add]
     stage_ms: Annotated[dict[str, float], _sum_ms]
@@ -347,13 +348,13 @@ def _open_manifest(deps: IngestDeps) -> tuple[ManifestStore, list[str]]:
 
 
 def _settle(found: list[FoundSource], stats: dict[str, SourceStat],
-            settings: RagSettings) -> tuple[list[SourceRef], list[SourceResult]]:
-    """Split found sources into changed refs and results for those unchanged by stat and
-    identity (no file is opened)."""
+            settings: RagSettings) -> tuple[list[SourceRef], list[str]]:
+    """Split found sources into changed refs and the ids of those unchanged by stat and
+    identity (no file is opened, no per-source object is built for them)."""
     chunker = chunker_fingerprint(settings.chunker)
     csv_identity = chunker + _loader_identity("x.csv", "file", settings.ingest)
     pending: list[SourceRef] = []
-    unchanged: list[SourceResult] = []
+    unchanged: list[str] = []
     for item in found:
         source_id, _origin, kind, size, mtime_ns = item
         recorded = stats.get(source_id)
@@ -365,8 +366,7 @@ def _settle(found: list[FoundSource], stats: dict[str, SourceStat],
             and recorded.mtime_ns == mtime_ns
             and recorded.identity == (csv_identity if source_id[-4:].lower() == ".csv" else chunker)
         ):
-            unchanged.append(SourceResult(source_id=source_id, status="unchanged",
-                                          documents=recorded.documents, chunks=recorded.chunks))
+            unchanged.append(source_id)
         else:
             pending.append(to_ref(item))
     return pending, unchanged
@@ -409,7 +409,8 @@ def plan(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
         "removals": removals,
         "quarantine_gone": quarantine_gone,
         "skipped": found.skipped,
-        "results": [*unchanged, *failed],
+        "settled": unchanged,
+        "results": failed,
         "warnings": warnings,
         "stage_ms": {"plan": step.elapsed_ms()},
         "trace": step.trace(),
@@ -877,6 +878,7 @@ def finalize(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     report = IngestionReport(
         collection=deps.collection,
         sources=sorted([*state.get("results", []), *removed], key=lambda r: r.source_id),
+        unchanged=sorted(state.get("settled", [])),
         skipped=dict(sorted(state.get("skipped", {}).items())),
         stage_ms={k: round(v, 1) for k, v in stage_ms.items()},
         total_ms=round(sum(stage_ms.values()), 1),

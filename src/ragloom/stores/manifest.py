@@ -94,15 +94,12 @@ class SourceEntry(BaseModel):
 
 
 class SourceStat(NamedTuple):
-    """What plan needs to settle a source without reading it: identity, hash, size and mtime
-    (a tuple: plan builds one per recorded source)."""
+    """What plan needs to settle a source without reading it: identity, size and mtime (a tuple:
+    plan builds one per recorded source)."""
 
     identity: str
-    content_hash: str
     size: int
     mtime_ns: int
-    documents: int
-    chunks: int
 
 
 @dataclass(frozen=True)
@@ -247,8 +244,7 @@ class ManifestStore:
     def stats(self) -> dict[str, SourceStat]:
         """What plan compares against a stat of each source, for every recorded source."""
         rows = self._db.execute(
-            "SELECT source_id, identity, content_hash, size, mtime_ns, documents, chunks FROM sources"
-        )
+            "SELECT source_id, identity, size, mtime_ns FROM sources")
         return {row[0]: SourceStat._make(row[1:]) for row in rows}
 
     def source_ids(self) -> list[str]:
