@@ -245,10 +245,10 @@ def test_one_bad_source_fails_alone(tmp_path: Path, data_dir: Path,
 
     original = nodes.parse_source
 
-    def explode(raw, settings):  # type: ignore[no-untyped-def]
+    def explode(raw, settings, cache_dir):  # type: ignore[no-untyped-def]
         if raw.ref.source_id.endswith("boom.md"):
             raise RecursionError("maximum recursion depth exceeded")
-        return original(raw, settings)
+        return original(raw, settings, cache_dir)
 
     monkeypatch.setattr(nodes, "parse_source", explode)
     report = ingest([str(d)], collection="badone", data_dir=data_dir)

@@ -454,7 +454,7 @@ def _read_and_parse(ref: SourceRef, old: SourceEntry | None, identity: str,
         return SourceResult(source_id=ref.source_id, status="unchanged", documents=len(old.docs),
                             chunks=len(old.chunk_ids()))
     deps.quarantine().remove(ref.source_id)  # validate records what is still rejected
-    documents = parse_source(raw, settings)
+    documents = parse_source(raw, settings, deps.settings.resolved_cache_dir())
     status = "ingested" if old is None else "updated"
     return WorkItem(ref=ref, raw_hash=raw.content_hash, old=old, documents=documents,
                     result=SourceResult(source_id=ref.source_id, status=status,

@@ -41,7 +41,8 @@ def fetch_page(url: str, deps: RagDeps) -> list[SourceDocument]:
     from ragloom.ingestion.loaders import SourceRef, parse_source, read_source  # web runs only
 
     ref = SourceRef(source_id=url, origin=url, kind="url")
-    return parse_source(read_source(ref, deps.settings.ingest), deps.settings.ingest)
+    return parse_source(read_source(ref, deps.settings.ingest), deps.settings.ingest,
+                        deps.settings.resolved_cache_dir())
 
 
 def screen(docs: list[SourceDocument], deps: RagDeps,
