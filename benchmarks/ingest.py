@@ -2,7 +2,8 @@
 with --incremental, what a change costs at 5k, 50k and 100k+ documents.
 
     python benchmarks/ingest.py [--limit N] [--skip-peer]
-    python benchmarks/ingest.py --incremental [--sizes 5000,50000,100000] [--reuse] [--json out.json]
+    python benchmarks/ingest.py --incremental [--sizes 5000,50000,100000] [--reuse]
+                                [--peer-sizes 5000] [--json out.json]
     python benchmarks/ingest.py --export-vectors DATA_DIR:COLLECTION   # seed the vector cache
 
 Default mode prints: full ingest time, chunks/s, share of time spent embedding, peak memory, and
@@ -254,7 +255,54 @@ def timed_ingest(root: Path, data_dir: Path, embedder: CachedVectorEmbedder) -> 
     }
 
 
-def bench_incremental(sizes: list[int], keep: bool, reuse: bool) -> dict[str, Any]:
+def bench_langchain_incremental(root: Path, workdir: Path, embedder: CachedVectorEmbedder,
+                                records: list[dict]) -> dict[str, Any]:
+    """The peer on the same folder: LangChain's indexing API as its docs show it for a folder of
+    files (load every file, split, `index(..., cleanup="incremental")` with a SQLite record
+    manager and Chroma), the same cached vectors; full, unchanged, and one document edited."""
+    from langchain_chroma import Chroma
+    from langchain_classic.indexes import SQLRecordManager
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.indexing import index
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    class Cached(Embeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return embedder.embed_array(texts).tolist()
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embed_documents([text])[0]
+
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    store = Chroma(collection_name="peer", embedding_function=Cached(),
+                   persist_directory=str(workdir / "chroma"))
+    manager = SQLRecordManager("chroma/peer", db_url=f"sqlite:///{workdir / 'records.sqlite'}")
+    manager.create_schema()
+    splitter = RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=150)
+
+    def run() -> dict[str, Any]:
+        start = time.perf_counter()
+        docs = []
+        for path in sorted(root.glob("f*/d*.jsonl")):
+            row = json.loads(path.read_text("utf-8"))
+            docs.append(Document(page_content=f"{row.get('title', '')}\n\n{row['text']}",
+                                 metadata={"source": str(path)}))
+        result = index(splitter.split_documents(docs), manager, store, cleanup="incremental",
+                       source_id_key="source", batch_size=256)
+        return {"total_s": round(time.perf_counter() - start, 3), **result}
+
+    rows = {"full": run(), "a_unchanged": run()}
+    middle = len(list(root.glob("f*/d*.jsonl"))) // 2
+    write_doc(root, middle, records[(middle + 1) % len(records)], mtime_ns=None)
+    rows["b_one_edited"] = run()
+    write_doc(root, middle, records[middle % len(records)], mtime_ns=OLD_MTIME_NS)
+    return rows
+
+
+def bench_incremental(sizes: list[int], keep: bool, reuse: bool,
+                      peer_sizes: set[int]) -> dict[str, Any]:
     """The four change scenarios at each size (see the module docstring)."""
     from ragloom import resources
     from ragloom.settings import resolve_settings
@@ -298,6 +346,9 @@ def bench_incremental(sizes: list[int], keep: bool, reuse: bool) -> dict[str, An
         for j, text in saved.items():
             doc_file(root, j).write_text(text, "utf-8")
             os.utime(doc_file(root, j), ns=(OLD_MTIME_NS, OLD_MTIME_NS))
+        if n in peer_sizes:
+            rows["peer"] = bench_langchain_incremental(root, OUT / "ingest-peer" / f"n{n}",
+                                                       embedder, records)
         results[str(n)] = rows
         print_incremental(n, rows)
         if not (keep or reuse):
@@ -315,6 +366,10 @@ def print_incremental(n: int, rows: dict[str, Any]) -> None:
         stages = " ".join(f"{k}={v:.0f}" for k, v in r["stage_ms"].items())
         print(f"{name:<16}{r['total_s']:>9.2f}{r['outside_embedding_s']:>15.2f}"
               f"{r['embeddings_computed']:>10}  {stages}")
+    for name, r in rows.get("peer", {}).items():
+        print(f"{'peer ' + name:<16}{r['total_s']:>9.2f}{'':>15}{r['num_added']:>10}  LangChain "
+              f"index(): added {r['num_added']}, skipped {r['num_skipped']}, "
+              f"deleted {r['num_deleted']}")
 
 
 def main() -> None:
@@ -326,6 +381,9 @@ def main() -> None:
     parser.add_argument("--incremental", action="store_true", help="change costs at several sizes")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--keep", action="store_true", help="keep the data dirs (bench-out/)")
+    parser.add_argument("--peer-sizes", default="5000",
+                        help="sizes at which LangChain's indexing API runs the same scenarios "
+                             "(full, unchanged, one edited); '' for none")
     parser.add_argument("--reuse", action="store_true",
                         help="reuse a data dir a --keep/--reuse run built (its first full ingest "
                              "is reported from then); the corpus is restored after every run")
@@ -336,7 +394,7 @@ def main() -> None:
         return
     if args.incremental:
         figures = bench_incremental([int(s) for s in args.sizes.split(",")], args.keep,
-                                    args.reuse)
+                                    args.reuse, {int(s) for s in args.peer_sizes.split(",") if s})
         print(f"peak RSS {peak_rss_mb():.0f} MiB")
         if args.json:
             args.json.write_text(json.dumps(figures, indent=2))
