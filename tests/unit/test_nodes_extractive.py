@@ -250,3 +250,22 @@ def test_the_parts_answered_by_two_passages_are_two_sentences_in_the_order_asked
     assert [strip_markers(s.text) for s in split_sentences(text)] == [
         "Above the quota the gateway answers HTTP 503.", "Each key may send 50 messages per hour."]
     assert markers_in(text) == [2, 1]
+
+
+def test_the_bridge_may_be_named_by_another_unit_of_the_best_units_section() -> None:
+    faq = passage("# FAQ\n\n## How long is my data kept?\n\nFree accounts keep 12 months of "
+                  "history; older readings are deleted.\nOnly Plus subscribers keep their full history "
+                  "while subscribed.\n", source="faq.md", title="FAQ", source_type="markdown")
+    plans = passage("Plan | Price\n\nBasic | free\n\nPlus | EUR 2.50 per month\n",
+                    source="plans.html", title="Plans", source_type="html")
+    text = answer("What does it cost to keep readings older than 12 months?", faq, plans)
+    assert first_sentence(text) == "Plan: Plus; Price: EUR 2.50 per month."
+    assert "Only Plus subscribers keep their full history" in text
+
+
+def test_a_value_in_the_best_units_section_opens_when_the_best_unit_states_none() -> None:
+    doc = passage("# Gazette\n\nThe Gazette covers local news in depth. It was founded in 1931 by "
+                  "a printer.\n", source="gazette.md", title="Gazette", source_type="markdown")
+    text = answer("In what year did the Gazette start covering local news?", doc)
+    assert first_sentence(text) == "It was founded in 1931 by a printer."
+    assert "The Gazette covers local news in depth [1]." in text

@@ -20,9 +20,11 @@ one. The best unit comes first, except where the question's shape says what answ
   one sentence;
 - a question asking for a procedure (`How do I ...?`) opens with the steps (instructions: an
   imperative verb and its object) of the best unit's section, in reading order, then that unit;
-- a question asking for a value (a date, a price, ...) whose best unit states none, but names an
-  entity the question does not (the bridge: "in 2019 the Orca One introduced it"), opens with the best
-  unit that states such a value and names that entity, then the bridge unit.
+- a question asking for a value (a date, a price, ...) whose best unit states none opens with a
+  unit of the best unit's section that states one, then the best unit; else, when the best unit
+  (or another of its section) names an entity the question does not (the bridge: "in 2019 the
+  Orca One introduced it"), with the best unit that states such a value and names that entity,
+  then the unit naming it.
 
 After these, a further unit is kept only while it adds support: above a
 relative and an absolute floor, no big drop from the unit before it, covering a question term the
@@ -508,18 +510,25 @@ def _procedure_opening(ranked: list[_Scored], question: str,
 
 
 def _bridge_opening(ranked: list[_Scored], weights: dict[str, float]) -> list[list[_Scored]]:
-    """When the best unit states no value of the asked type but names an entity the question
-    does not, the best unit stating such a value that names the entity, then the best unit; []
-    otherwise."""
+    """When the best unit states no value of the asked type: another unit of its section that
+    states one, then the best unit; else the best unit stating one that names an entity the
+    question does not, named by the best unit or by another unit of its section (the link), then
+    the link; [] when there is none. The units of a section are tried best first."""
     top = ranked[0]
     if top.values:
         return []
     asked = set(weights)
-    bridges = [name for name in _names(top.unit.text) + _names(top.unit.key) if not name <= asked]
-    for candidate in ranked:
-        terms = candidate.tokens | set(tokenize(candidate.unit.key))
-        if candidate.values and any(name <= terms for name in bridges):
-            return [[candidate], [top]]
+    section = (top.unit.marker, top.unit.section)
+    links = [top, *(c for c in ranked[1:] if (c.unit.marker, c.unit.section) == section)]
+    for link in links:
+        if link.values:
+            return [[link], [top]]
+        bridges = [name for name in _names(link.unit.text) + _names(link.unit.key)
+                   if not name <= asked]
+        for candidate in ranked:
+            terms = candidate.tokens | set(tokenize(candidate.unit.key))
+            if candidate.values and any(name <= terms for name in bridges):
+                return [[candidate], [link]]
     return []
 
 
