@@ -372,6 +372,18 @@ def question_weights(question: str, passages: Sequence[ScoredChunk]) -> dict[str
     return {t: w * FOCUS_WEIGHT if t in focus else w for t, w in weights.items()}
 
 
+def _relevance(weights: dict[str, float], tokens: frozenset[str], context: frozenset[str],
+               similarity: float | None) -> float:
+    """A unit's relevance: the weighted share of the question terms it covers (its context's
+    terms at CONTEXT_WEIGHT), blended with its embedding similarity when there is one."""
+    covered = sum(w for t, w in weights.items() if t in tokens)
+    covered += CONTEXT_WEIGHT * sum(w for t, w in weights.items() if t in context)
+    coverage = covered / (sum(weights.values()) or 1.0)
+    if similarity is None:
+        return coverage
+    return SEMANTIC_WEIGHT * similarity + (1 - SEMANTIC_WEIGHT) * coverage
+
+
 def score_units(question: str, passages: Sequence[ScoredChunk],
                 embedder: TextEmbedder | None = None) -> list[_Scored]:
     """Every answer unit of the passages with its relevance to the question, best first."""
@@ -379,19 +391,14 @@ def score_units(question: str, passages: Sequence[ScoredChunk],
     asked = set(weights)
     if not asked:
         return []
-    total = sum(weights.values())
     units = [u for m, p in enumerate(passages, start=1) for u in passage_units(m, p)]
     similarity = _similarities(question, [u.context for u in units], embedder)
     wanted = next((unit for q, unit in _ANSWER_TYPES if q.search(question)), None)
     found: list[_Scored] = []
     for order, (unit, sim) in enumerate(zip(units, similarity, strict=True)):
         tokens = frozenset(tokenize(unit.text))
-        context = set(tokenize(unit.context)) - tokens
-        covered = sum(weights[t] for t in asked & tokens)
-        covered += CONTEXT_WEIGHT * sum(weights[t] for t in asked & context)
-        coverage = covered / total
-        relevance = coverage if embedder is None else (
-            SEMANTIC_WEIGHT * sim + (1 - SEMANTIC_WEIGHT) * coverage)
+        context = frozenset(tokenize(unit.context)) - tokens
+        relevance = _relevance(weights, tokens, context, None if embedder is None else sim)
         score = relevance + RANK_PRIOR / unit.marker
         values = frozenset(m.group(0).lower() for m in wanted.finditer(unit.text)) if wanted else frozenset()
         if values:
@@ -445,19 +452,15 @@ def _part_choice(ranked: Sequence[_Scored], part: str, weights: dict[str, float]
     """The unit that best answers one part of a question: relevance with the coverage of that
     part's terms, the unit's priors kept; it must reach min_relevance for that part."""
     part_weights = {t: weights[t] for t in set(tokenize(part)) if t in weights}
-    total = sum(part_weights.values())
-    if not total:
+    if not part_weights:
         return None
     best: tuple[float, _Scored] | None = None
     for candidate in ranked:
-        context = set(tokenize(candidate.unit.context)) - candidate.tokens
-        covered = sum(w for t, w in part_weights.items() if t in candidate.tokens)
-        covered += CONTEXT_WEIGHT * sum(w for t, w in part_weights.items() if t in context)
-        if not covered:
+        context = frozenset(tokenize(candidate.unit.context)) - candidate.tokens
+        if not part_weights.keys() & (candidate.tokens | context):
             continue
-        coverage = covered / total
-        relevance = (SEMANTIC_WEIGHT * candidate.similarity + (1 - SEMANTIC_WEIGHT) * coverage
-                     if semantic else coverage)
+        relevance = _relevance(part_weights, candidate.tokens, context,
+                               candidate.similarity if semantic else None)
         score = relevance + candidate.score - candidate.relevance
         if relevance < min_relevance:
             continue
