@@ -526,7 +526,8 @@ def _bridge_opening(ranked: list[_Scored], weights: dict[str, float]) -> list[li
     for link in links:
         if link.values:
             return [[link], [top]]
-        bridges = [name for name in _names(link.unit.text) + _names(link.unit.key)
+        key = set(tokenize(link.unit.key))
+        bridges = [name for name in [*_names(link.unit.text), *([key] if key else [])]
                    if not name <= asked]
         for candidate in ranked:
             terms = candidate.tokens | set(tokenize(candidate.unit.key))
