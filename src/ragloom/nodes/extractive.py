@@ -20,11 +20,11 @@ one. The best unit comes first, except where the question's shape says what answ
   one sentence;
 - a question asking for a procedure (`How do I ...?`) opens with the steps (instructions: an
   imperative verb and its object) of the best unit's section, in reading order, then that unit;
-- a question asking for a value (a date, a price, ...) whose best unit states none opens with a
-  unit of the best unit's section that states one, then the best unit; else, when the best unit
-  (or another of its section) names an entity the question does not (the bridge: "in 2019 the
-  Orca One introduced it"), with the best unit that states such a value and names that entity,
-  then the unit naming it.
+- a question asking for a value (a date, a price, ...) whose best unit states none opens with
+  the best unit that states one and names an entity the question does not but the best unit does
+  (the bridge: "in 2019 the Orca One introduced it"), then the best unit; failing that, the other
+  units of the best unit's section, best first, are tried the same way, and one that states such
+  a value itself opens, the best unit after it.
 
 After these, a further unit is kept only while it adds support: above a
 relative and an absolute floor, no big drop from the unit before it, covering a question term the
@@ -513,10 +513,10 @@ def _procedure_opening(ranked: list[_Scored], question: str,
 
 
 def _bridge_opening(ranked: list[_Scored], weights: dict[str, float]) -> list[list[_Scored]]:
-    """When the best unit states no value of the asked type: another unit of its section that
-    states one, then the best unit; else the best unit stating one that names an entity the
-    question does not, named by the best unit or by another unit of its section (the link), then
-    the link; [] when there is none. The units of a section are tried best first."""
+    """When the best unit states no value of the asked type, the units of its section are tried
+    as links, the best unit first, then the others best first: a link that states such a value
+    opens, the best unit after it; else the best unit stating one that names an entity the link
+    names and the question does not (the bridge) opens, the link after it. [] when none does."""
     top = ranked[0]
     if top.values:
         return []
