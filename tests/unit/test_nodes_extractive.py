@@ -216,24 +216,6 @@ def test_a_procedure_question_opens_with_the_steps_of_the_section_that_answers_i
     assert first_sentence(what).startswith("A factory reset of the router deletes")
 
 
-HISTORY = passage("# Company history\n\n## Milestones\n\n- 2019: the Orca One introduces the "
-                  "tidal sensor.\n- 2022: the Orca Two adds a display.\n", source="history.md",
-                  title="Company history", source_type="markdown")
-
-
-def model_row(name: str, price: int) -> ScoredChunk:
-    return passage(f"model: {name}\nsku: X-{price}\nprice_eur: {price}\nsensors: tide, wind\n"
-                   "range_m: 100\npower: solar\nstatus: current", source=f"models.csv#{name}",
-                   source_type="csv", title=f"models: {name}")
-
-
-def test_a_bridge_question_opens_with_the_asked_value_of_the_entity_the_best_unit_names() -> None:
-    question = "What does the model that introduced the tidal sensor cost?"
-    text = answer(question, HISTORY, model_row("Orca Two", 199), model_row("Orca One", 99))
-    assert first_sentence(text) == "model: Orca One; price_eur: 99."
-    assert "2019: the Orca One introduces the tidal sensor" in text and "199" not in text
-
-
 def test_free_is_a_price_as_a_predicate_not_before_a_noun() -> None:
     doc = passage("Free accounts keep their data for one year. The Basic plan is free.")
     values = {s.unit.text: s.values for s in score_units("What does the Basic plan cost?", [doc])}
@@ -252,20 +234,3 @@ def test_the_parts_answered_by_two_passages_are_two_sentences_in_the_order_asked
     assert markers_in(text) == [2, 1]
 
 
-def test_the_bridge_may_be_named_by_another_unit_of_the_best_units_section() -> None:
-    faq = passage("# FAQ\n\n## How long is my data kept?\n\nFree accounts keep 12 months of "
-                  "history; older readings are deleted.\nOnly Plus subscribers keep their full history "
-                  "while subscribed.\n", source="faq.md", title="FAQ", source_type="markdown")
-    plans = passage("Plan | Price\n\nBasic | free\n\nPlus | EUR 2.50 per month\n",
-                    source="plans.html", title="Plans", source_type="html")
-    text = answer("What does it cost to keep readings older than 12 months?", faq, plans)
-    assert first_sentence(text) == "Plan: Plus; Price: EUR 2.50 per month."
-    assert "Only Plus subscribers keep their full history" in text
-
-
-def test_a_value_in_the_best_units_section_opens_when_the_best_unit_states_none() -> None:
-    doc = passage("# Gazette\n\nThe Gazette covers local news in depth. It was founded in 1931 by "
-                  "a printer.\n", source="gazette.md", title="Gazette", source_type="markdown")
-    text = answer("In what year did the Gazette start covering local news?", doc)
-    assert first_sentence(text) == "It was founded in 1931 by a printer."
-    assert "The Gazette covers local news in depth [1]." in text

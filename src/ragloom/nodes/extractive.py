@@ -19,15 +19,10 @@ one. The best unit comes first, except where the question's shape says what answ
   opens with the best unit for each part, in the order asked, those of one passage joined into
   one sentence;
 - a question asking for a procedure (`How do I ...?`) opens with the steps (instructions: an
-  imperative verb and its object) of the best unit's section, in reading order, then that unit;
-- a question asking for a value (a date, a price, ...) whose best unit states none opens with
-  the best unit that states one and names an entity the question does not but the best unit does
-  (the bridge: "in 2019 the Orca One introduced it"), then the best unit; failing that, the other
-  units of the best unit's section, best first, are tried the same way, and one that states such
-  a value itself opens, the best unit after it.
+  imperative verb and its object) of the best unit's section, in reading order, then that unit.
 
-After these, a further unit is kept only while it adds support: above a
-relative and an absolute floor, no big drop from the unit before it, covering a question term the
+After these, a further unit is kept only while it adds support: above a relative and an absolute
+floor, no big drop from the unit before it, covering a question term the
 kept units do not (or, when the best unit states a value of the asked type, another value of it:
 "two-year warranty", then "three years once registered"), not repeating them, and, from a section
 not quoted yet, naming one of the names or codes the question is about, when it has any.
@@ -96,7 +91,6 @@ _PROCEDURE = re.compile(r"^\s*how\s+(?:do|can|could|should|would|must|shall)\s+(
 """A question asking for a procedure (`How do I reset ...?`)."""
 _DETERMINER = r"(?:the|a|an|your|its|their|our|my|this|these|those|both|all|each|every|any|some|it|them)"
 _INSTRUCTION = re.compile(rf"^(?:[^:]{{1,60}}:\s+)?([A-Z][a-z]+)\s+{_DETERMINER}\b")
-_NAME_RUN = re.compile(r"(?<!^)\b[A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)*")
 _TERMINAL = re.compile(r"[.!?;:…]['\"”’)\]]*$")
 _DATE = (r"\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|"
          r"sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|"
@@ -477,12 +471,6 @@ def is_instruction(text: str) -> bool:
     return match is not None and match.group(1).lower() not in stopwords()
 
 
-def _names(text: str) -> list[set[str]]:
-    """The terms of each name a text uses: runs of capitalised words past its first word."""
-    found = (tokenize(name) for name in _NAME_RUN.findall(text))
-    return [set(terms) for terms in found if terms]
-
-
 def _parts_opening(ranked: list[_Scored], question: str, weights: dict[str, float],
                    semantic: bool, min_relevance: float) -> list[list[_Scored]]:
     """One unit per asked part in the order asked, those of one passage in one sentence; [] when
@@ -512,37 +500,12 @@ def _procedure_opening(ranked: list[_Scored], question: str,
     return [[step] for step in steps] + ([] if top in steps else [[top]])
 
 
-def _bridge_opening(ranked: list[_Scored], weights: dict[str, float]) -> list[list[_Scored]]:
-    """When the best unit states no value of the asked type, the units of its section are tried
-    as links, the best unit first, then the others best first: a link that states such a value
-    opens, the best unit after it; else the best unit stating one that names an entity the link
-    names and the question does not (the bridge) opens, the link after it. [] when none does."""
-    top = ranked[0]
-    if top.values:
-        return []
-    asked = set(weights)
-    section = (top.unit.marker, top.unit.section)
-    links = [top, *(c for c in ranked[1:] if (c.unit.marker, c.unit.section) == section)]
-    for link in links:
-        if link.values:
-            return [[link], [top]]
-        key = set(tokenize(link.unit.key))
-        bridges = [name for name in [*_names(link.unit.text), *([key] if key else [])]
-                   if not name <= asked]
-        for candidate in ranked:
-            terms = candidate.tokens | set(tokenize(candidate.unit.key))
-            if candidate.values and any(name <= terms for name in bridges):
-                return [[candidate], [link]]
-    return []
-
-
 def _opening(ranked: list[_Scored], question: str, weights: dict[str, float], semantic: bool,
              min_relevance: float) -> list[list[_Scored]]:
     """The answer's first units, as sentences of one or more units (see the module docstring):
-    the parts of a question, a procedure's steps, or a bridge's value; else the best unit."""
+    the parts of a question or a procedure's steps; else the best unit."""
     return (_parts_opening(ranked, question, weights, semantic, min_relevance)
-            or _procedure_opening(ranked, question, min_relevance)
-            or _bridge_opening(ranked, weights) or [[ranked[0]]])
+            or _procedure_opening(ranked, question, min_relevance) or [[ranked[0]]])
 
 
 def _by_passage(units: list[_Scored]) -> list[list[_Scored]]:
