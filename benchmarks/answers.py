@@ -1,7 +1,11 @@
 """Answer benchmark: does the answer come first, pad nothing, and cite — offline and with a local LLM.
 
-    python benchmarks/answers.py [--datasets golden,hotpotqa] [--profile balanced]
+    python benchmarks/answers.py [--datasets golden,hotpotqa,path/to/set.yaml] [--profile balanced]
                                  [--llm] [--llm-limit N] [--json out.json]
+
+A `--datasets` entry is `golden` (examples/eval/golden.yaml), the name of a BEIR dataset under
+../shared/data, or the path of any golden-format YAML set (its `corpus:` relative to the YAML
+file, as in golden.yaml) or BEIR directory; a path is reported under its file or folder name.
 
 Offline (no chat model: the extractive answer), per dataset, over the answerable cases with
 expected answers (golden: those not tagged `corrective` — the CI gate's cases — and apart the
@@ -100,6 +104,19 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "citation_validity": _mean(validity),
         "abstained": sum(r["refused"] for r in rows),
     }
+
+
+def dataset_path(name: str) -> tuple[str, Path]:
+    """The label and the file or directory of a `--datasets` entry: golden, a shared BEIR dataset
+    by name, or a path (labelled by its file or folder name)."""
+    if name == "golden":
+        return name, GOLDEN
+    path = Path(name)
+    if path.suffix.lower() in (".yaml", ".yml") or path.exists():
+        if not path.exists():
+            raise SystemExit(f"dataset not found: {path.resolve()}")
+        return path.stem, path.resolve()
+    return name, dataset(name)
 
 
 def offline_run(name: str, path: Path, profile: str) -> dict[str, Any]:
@@ -225,8 +242,8 @@ def main() -> None:
     results: dict[str, Any] = {"offline": [], "llm": None}
     if not args.llm_only:
         for name in [d.strip() for d in args.datasets.split(",") if d.strip()]:
-            path = GOLDEN if name == "golden" else dataset(name)
-            results["offline"].append(offline_run(name, path, args.profile))
+            label, path = dataset_path(name)
+            results["offline"].append(offline_run(label, path, args.profile))
     if args.llm or args.llm_only:
         results["llm"] = llm_run(args.profile, args.llm_limit, args.max_tokens)
     load_end = os.getloadavg()

@@ -9,8 +9,11 @@ import pytest
 from ragloom.nodes.extractive import (
     IDK,
     extractive_answer,
+    is_instruction,
     missing_names,
     passage_units,
+    question_parts,
+    score_units,
 )
 from ragloom.nodes.text import markers_in, split_sentences, strip_markers
 from ragloom.state import Chunk, ScoredChunk
@@ -110,7 +113,7 @@ def test_sentences_are_kept_only_while_they_add_support() -> None:
         title="API", source_type="markdown")
     text = answer("How many requests per minute, and what HTTP answer above the limit?", doc)
     assert [strip_markers(s.text) for s in split_sentences(text)] == [
-        "Each token may make 120 requests per minute.", "Above the limit the API answers HTTP 429."]
+        "Each token may make 120 requests per minute; above the limit the API answers HTTP 429."]
     single = answer("How many requests per minute does a token get?", doc)
     assert len(split_sentences(single)) == 1
 
@@ -163,3 +166,71 @@ RELEASES = passage("# Release notes\n\n## 3.1.2 — 2024-11-05\n\n- Fixed: E422 
 def test_another_passage_must_name_the_code_the_question_asks_about() -> None:
     text = answer("What does error E204 mean?", TROUBLESHOOTING, RELEASES)
     assert text.startswith("E204 — Rain gauge blocked:") and "E422" not in text
+
+
+QUOTA = passage("## Quotas\n\nAbove the quota the gateway answers HTTP 503. Each key may send 50 "
+                "messages per hour.\n\n## Formats\n\nMessages are plain text.\n",
+                title="Gateway", source_type="markdown")
+
+
+def test_a_question_in_two_parts_opens_with_one_unit_per_part_in_the_order_asked() -> None:
+    assert question_parts("How many messages per hour may a key send, and what happens above "
+                          "the quota?") == ["How many messages per hour may a key send",
+                                            "what happens above the quota"]
+    for one_part in ("Were Ann and Bob born in the same city?",
+                     "Which band formed in 2009, and whose singer was Ann Lee?",
+                     "What firm began as a guild and was run by Bob Ray?"):
+        assert question_parts(one_part) == [one_part.rstrip("?")]
+    assert question_parts("What is a key? Where do I get one?") == ["What is a key",
+                                                                    "Where do I get one"]
+    assert len(question_parts("It failed all winter; did an update fix it?")) == 1
+    text = answer("How many messages per hour may a key send, and what happens above the quota?",
+                  QUOTA)
+    assert first_sentence(text) == ("Each key may send 50 messages per hour; above the quota the "
+                                    "gateway answers HTTP 503.")
+    assert len(split_sentences(text)) == 1
+
+
+@pytest.mark.parametrize(("text", "step"), [
+    ("Hold the RESET button for 8 seconds.", True),
+    ("Remove the funnel and rinse it.", True),
+    ("Note: Unplug the hub first.", True),
+    ("The device restarts afterwards.", False),
+    ("Readings are kept for 14 days.", False),
+    ("All arrays report every minute.", False),
+    ("Metal roofs can halve the range.", False),
+])
+def test_an_instruction_opens_with_a_verb_and_its_object(text: str, step: bool) -> None:
+    assert is_instruction(text) is step
+
+
+def test_a_procedure_question_opens_with_the_steps_of_the_section_that_answers_it() -> None:
+    doc = passage("# Router\n\n## Factory reset\n\nA factory reset of the router deletes all "
+                  "settings and paired devices. Press the RESET button for 8 seconds until the "
+                  "light blinks. The router restarts afterwards.\n\n## Restart\n\nA restart "
+                  "keeps the settings.\n", title="Router", source_type="markdown")
+    text = answer("How do I do a factory reset of the router?", doc)
+    assert first_sentence(text).startswith("Press the RESET button for 8 seconds")
+    assert "A factory reset of the router deletes" in text  # what it does follows the step
+    what = answer("What does a factory reset of the router delete?", doc)
+    assert first_sentence(what).startswith("A factory reset of the router deletes")
+
+
+def test_free_is_a_price_as_a_predicate_not_before_a_noun() -> None:
+    doc = passage("Free accounts keep their data for one year. The Basic plan is free.")
+    values = {s.unit.text: s.values for s in score_units("What does the Basic plan cost?", [doc])}
+    assert values == {"Free accounts keep their data for one year.": frozenset(),
+                      "The Basic plan is free.": frozenset({"free"})}
+
+
+def test_the_parts_answered_by_two_passages_are_two_sentences_in_the_order_asked() -> None:
+    limits = passage("Each key may send 50 messages per hour.", source="limits.md", title="Limits")
+    errors = passage("Above the quota the gateway answers HTTP 503.", source="errors.md",
+                     title="Errors")
+    text = answer("What happens above the quota, and how many messages per hour may a key send?",
+                  limits, errors)
+    assert [strip_markers(s.text) for s in split_sentences(text)] == [
+        "Above the quota the gateway answers HTTP 503.", "Each key may send 50 messages per hour."]
+    assert markers_in(text) == [2, 1]
+
+

@@ -13,8 +13,16 @@ A passage is read as *answer units*, not only sentences:
 Each unit is scored for the question: IDF-weighted question-term coverage (terms of its heading or
 record key count half), blended with the embedding similarity of the unit in its context when an
 embedder is given, a small rank prior, and a small bonus for a number when the question asks for
-one. The best unit comes first; a further unit is kept only while it adds support: above a
-relative and an absolute floor, no big drop from the unit before it, covering a question term the
+one. The best unit comes first, except where the question's shape says what answers it:
+
+- a question that asks several things (`How many ..., and what happens ...?`, or two questions)
+  opens with the best unit for each part, in the order asked, those of one passage joined into
+  one sentence;
+- a question asking for a procedure (`How do I ...?`) opens with the steps (instructions: an
+  imperative verb and its object) of the best unit's section, in reading order, then that unit.
+
+After these, a further unit is kept only while it adds support: above a relative and an absolute
+floor, no big drop from the unit before it, covering a question term the
 kept units do not (or, when the best unit states a value of the asked type, another value of it:
 "two-year warranty", then "three years once registered"), not repeating them, and, from a section
 not quoted yet, naming one of the names or codes the question is about, when it has any.
@@ -30,7 +38,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from ragloom.nodes.assemble import is_suspicious, suspicious_signals
-from ragloom.nodes.text import clip, split_sentences, strip_markers, tokenize, words
+from ragloom.nodes.text import clip, split_sentences, stopwords, strip_markers, tokenize, words
 from ragloom.state import ScoredChunk
 
 if TYPE_CHECKING:
@@ -72,6 +80,17 @@ _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _FIELD = re.compile(r"^\s*(?:\*\*)?([^:|\n]{1,48}?)(?:\*\*)?\s*(?::|\s[—–]\s)\s*(\S.*)$")
 _TERM_HEADING = re.compile(r"^(.{1,40}?)\s+[—–-]\s+(\S.*)$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_PART_BREAK = re.compile(r"(?:,\s*|\s+)(?:and|but)\s+(?=(?:what|when|where|why|how)\b)|\?\s+(?=\S)",
+                         re.IGNORECASE)
+"""Where a question that asks several things starts its next part: `and` before a question word
+that opens no relative clause (`and who`, `and whose`, `and was` mostly continue a description of
+one entity), or a new question after a question mark (not a semicolon: `... all winter; did an
+update fix it?` asks one thing)."""
+_PROCEDURE = re.compile(r"^\s*how\s+(?:do|can|could|should|would|must|shall)\s+(?:i|we|you|one)\b|"
+                        r"^\s*how\s+to\b|\bsteps?\s+(?:to|for)\b", re.IGNORECASE)
+"""A question asking for a procedure (`How do I reset ...?`)."""
+_DETERMINER = r"(?:the|a|an|your|its|their|our|my|this|these|those|both|all|each|every|any|some|it|them)"
+_INSTRUCTION = re.compile(rf"^(?:[^:]{{1,60}}:\s+)?([A-Z][a-z]+)\s+{_DETERMINER}\b")
 _TERMINAL = re.compile(r"[.!?;:…]['\"”’)\]]*$")
 _DATE = (r"\b\d{4}-\d{2}-\d{2}\b|\b(?:1[5-9]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|"
          r"sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|"
@@ -88,12 +107,13 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
         (r"\bwhen\b|\b(?:what|which|in\s+what)\s+(?:date|year|day|month)\b", _DATE),
         (r"\bhow\s+(?:long|often|soon)\b", _DURATION),
         (r"\b(?:cost|costs|price|prices|priced|fee|fees)\b|\bhow\s+much\b",
-         r"(?:€|\$|£|\b(?:eur|usd|gbp|euros?|dollars?|pounds?|price\w*|free)\b)"),
-        (_OTHER_NUMBER, r"\d"),
+         r"(?:€|\$|£|\b(?:eur|usd|gbp|euros?|dollars?|pounds?|price\w*)\b|\bfree\b(?!\s+(?!of\b)[a-z]))"),
+        (_OTHER_NUMBER, r"\d+(?:[.,]\d+)*"),
     )
 )
 """(question pattern, answer pattern) pairs: a question asking for a date, a duration, a price or
-another number favours units that state one (the first pattern the question matches)."""
+another number favours units that state one (the first pattern the question matches). "Free" is a
+price only as a predicate (`Price: free`, `free of charge`), not before a noun (`free accounts`)."""
 
 
 class Unit(NamedTuple):
@@ -119,6 +139,10 @@ class _Scored(NamedTuple):
     tokens: frozenset[str]
     values: frozenset[str] = frozenset()
     """The values of the asked answer type (a duration, a date, a price, a number) the unit states."""
+    similarity: float = 0.0
+    """Embedding similarity of the unit in its context to the question (0 offline)."""
+    order: int = 0
+    """Position of the unit in the passages, in reading order."""
 
 
 def _cells(line: str) -> list[str] | None:
@@ -342,6 +366,18 @@ def question_weights(question: str, passages: Sequence[ScoredChunk]) -> dict[str
     return {t: w * FOCUS_WEIGHT if t in focus else w for t, w in weights.items()}
 
 
+def _relevance(weights: dict[str, float], tokens: frozenset[str], context: frozenset[str],
+               similarity: float | None) -> float:
+    """A unit's relevance: the weighted share of the question terms it covers (its context's
+    terms at CONTEXT_WEIGHT), blended with its embedding similarity when there is one."""
+    covered = sum(w for t, w in weights.items() if t in tokens)
+    covered += CONTEXT_WEIGHT * sum(w for t, w in weights.items() if t in context)
+    coverage = covered / (sum(weights.values()) or 1.0)
+    if similarity is None:
+        return coverage
+    return SEMANTIC_WEIGHT * similarity + (1 - SEMANTIC_WEIGHT) * coverage
+
+
 def score_units(question: str, passages: Sequence[ScoredChunk],
                 embedder: TextEmbedder | None = None) -> list[_Scored]:
     """Every answer unit of the passages with its relevance to the question, best first."""
@@ -349,19 +385,14 @@ def score_units(question: str, passages: Sequence[ScoredChunk],
     asked = set(weights)
     if not asked:
         return []
-    total = sum(weights.values())
     units = [u for m, p in enumerate(passages, start=1) for u in passage_units(m, p)]
     similarity = _similarities(question, [u.context for u in units], embedder)
     wanted = next((unit for q, unit in _ANSWER_TYPES if q.search(question)), None)
     found: list[_Scored] = []
-    for unit, sim in zip(units, similarity, strict=True):
+    for order, (unit, sim) in enumerate(zip(units, similarity, strict=True)):
         tokens = frozenset(tokenize(unit.text))
-        context = set(tokenize(unit.context)) - tokens
-        covered = sum(weights[t] for t in asked & tokens)
-        covered += CONTEXT_WEIGHT * sum(weights[t] for t in asked & context)
-        coverage = covered / total
-        relevance = coverage if embedder is None else (
-            SEMANTIC_WEIGHT * sim + (1 - SEMANTIC_WEIGHT) * coverage)
+        context = frozenset(tokenize(unit.context)) - tokens
+        relevance = _relevance(weights, tokens, context, None if embedder is None else sim)
         score = relevance + RANK_PRIOR / unit.marker
         values = frozenset(m.group(0).lower() for m in wanted.finditer(unit.text)) if wanted else frozenset()
         if values:
@@ -369,7 +400,7 @@ def score_units(question: str, passages: Sequence[ScoredChunk],
         key = set(tokenize(unit.key))
         if key and key <= asked:
             score += KEY_BONUS + (LEAD_BONUS if unit.lead else 0.0)
-        found.append(_Scored(score, relevance, unit, tokens, values))
+        found.append(_Scored(score, relevance, unit, tokens, values, sim, order))
     return sorted(found, key=lambda s: -s.score)
 
 
@@ -381,6 +412,19 @@ def _cite(sentence: str, marker: int) -> str:
     return f"{sentence} [{marker}]"
 
 
+def _joined(units: Sequence[Unit]) -> str:
+    """One sentence of one or more units, each with its marker, joined by semicolons (a function
+    word opening a later unit lowercased)."""
+    cited = [_cite(u.text, u.marker) for u in units]
+    out = cited[0]
+    for text in cited[1:]:
+        first = text.split(" ", 1)[0]
+        if first.lower() in stopwords():
+            text = text[0].lower() + text[1:]
+        out = re.sub(r"[.!?]+(['\"”’)]*)$", r"\1", out) + "; " + text
+    return out
+
+
 def _redundant(tokens: frozenset[str], chosen: Sequence[_Scored]) -> bool:
     """True when tokens mostly repeat an already chosen unit."""
     for other in chosen:
@@ -390,23 +434,121 @@ def _redundant(tokens: frozenset[str], chosen: Sequence[_Scored]) -> bool:
     return False
 
 
+def question_parts(question: str) -> list[str]:
+    """The parts of a question that asks several things (`How many requests ..., and what happens
+    above the limit?`, `What is X? Where is it?`), in the order asked; one part otherwise."""
+    parts = [p.strip(" ,?;") for p in _PART_BREAK.split(question.strip())]
+    return [p for p in parts if p] or [question]
+
+
+def _part_choice(ranked: Sequence[_Scored], part: str, weights: dict[str, float],
+                 semantic: bool, min_relevance: float) -> _Scored | None:
+    """The unit that best answers one part of a question: relevance with the coverage of that
+    part's terms, the unit's priors kept; it must reach min_relevance for that part."""
+    part_weights = {t: weights[t] for t in set(tokenize(part)) if t in weights}
+    if not part_weights:
+        return None
+    best: tuple[float, _Scored] | None = None
+    for candidate in ranked:
+        context = frozenset(tokenize(candidate.unit.context)) - candidate.tokens
+        if not part_weights.keys() & (candidate.tokens | context):
+            continue
+        relevance = _relevance(part_weights, candidate.tokens, context,
+                               candidate.similarity if semantic else None)
+        score = relevance + candidate.score - candidate.relevance
+        if relevance < min_relevance:
+            continue
+        if best is None or score > best[0]:
+            best = (score, candidate)
+    return best[1] if best else None
+
+
+def is_instruction(text: str) -> bool:
+    """Whether a unit is an instruction (a procedure's step): it opens, after an optional `label:`,
+    with a word that is no function word followed by a determiner (`Hold the PAIR button ...`,
+    `Remove the funnel ...`) — an imperative verb and its object."""
+    match = _INSTRUCTION.match(text)
+    return match is not None and match.group(1).lower() not in stopwords()
+
+
+def _parts_opening(ranked: list[_Scored], question: str, weights: dict[str, float],
+                   semantic: bool, min_relevance: float) -> list[list[_Scored]]:
+    """One unit per asked part in the order asked, those of one passage in one sentence; [] when
+    the question asks one thing or one unit answers every part."""
+    parts = question_parts(question)
+    if len(parts) < 2:
+        return []
+    chosen = [c for part in parts
+              if (c := _part_choice(ranked, part, weights, semantic, min_relevance)) is not None]
+    units = list(dict.fromkeys(chosen))
+    return _by_passage(units) if len(units) > 1 else []
+
+
+def _procedure_opening(ranked: list[_Scored], question: str,
+                       min_relevance: float) -> list[list[_Scored]]:
+    """For a procedure question, the steps of the best unit's section in reading order, then
+    that unit; [] for other questions or a section without steps."""
+    if not _PROCEDURE.search(question):
+        return []
+    top = ranked[0]
+    section = (top.unit.marker, top.unit.section)
+    steps = sorted((c for c in ranked if (c.unit.marker, c.unit.section) == section
+                    and c.relevance >= min_relevance and is_instruction(c.unit.text)),
+                   key=lambda c: c.order)
+    if not steps:
+        return []
+    return [[step] for step in steps] + ([] if top in steps else [[top]])
+
+
+def _opening(ranked: list[_Scored], question: str, weights: dict[str, float], semantic: bool,
+             min_relevance: float) -> list[list[_Scored]]:
+    """The answer's first units, as sentences of one or more units (see the module docstring):
+    the parts of a question or a procedure's steps; else the best unit."""
+    return (_parts_opening(ranked, question, weights, semantic, min_relevance)
+            or _procedure_opening(ranked, question, min_relevance) or [[ranked[0]]])
+
+
+def _by_passage(units: list[_Scored]) -> list[list[_Scored]]:
+    """Consecutive units of one passage as one sentence (a sentence cites one passage)."""
+    groups: list[list[_Scored]] = []
+    for unit in units:
+        if groups and groups[-1][-1].unit.marker == unit.unit.marker:
+            groups[-1].append(unit)
+        else:
+            groups.append([unit])
+    return groups
+
+
+def _capped(groups: list[list[_Scored]], max_units: int) -> list[list[_Scored]]:
+    """The first max_units units of the groups, groups kept whole up to the cut."""
+    out: list[list[_Scored]] = []
+    left = max_units
+    for group in groups:
+        if left <= 0:
+            break
+        out.append(group[:left])
+        left -= len(out[-1])
+    return out
+
+
 def _select(ranked: list[_Scored], weights: dict[str, float], max_units: int,
-            focus: set[str]) -> Iterator[_Scored]:
-    """The best unit, then the next ones while they add support (see the module docstring); a
+            focus: set[str], opening: Sequence[_Scored]) -> Iterator[_Scored]:
+    """The units after the opening ones while they add support (see the module docstring); a
     further unit from a section not yet quoted must mention one of the names or codes the question
     is about (`focus`), if it has any: a sentence of the same section may say "it"."""
     top = ranked[0]
-    yield top
-    chosen = [top]
+    chosen = list(opening)
     asked = set(weights)
     total = sum(weights.values()) or 1.0
-    covered = set(top.tokens) & asked
-    stated = set(top.values)
+    covered = {t for c in chosen for t in c.tokens} & asked
+    stated = {v for c in chosen for v in c.values}
     floor = max(EXTRA_FLOOR, RELATIVE_FLOOR * top.relevance)
     previous = top.relevance
     for candidate in ranked[1:]:
-        if len(chosen) == max_units or candidate.relevance < floor:
+        if len(chosen) >= max_units or candidate.relevance < floor:
             return
+        if candidate in chosen:
+            continue
         if previous - candidate.relevance > BIG_DROP:
             return
         previous = candidate.relevance
@@ -459,16 +601,22 @@ def extractive_answer(
     markers: list[int] = []
     weights = question_weights(question, passages)
     focus = _focus_terms(question) & set(weights)
-    for candidate in _select(ranked, weights, max_sentences, focus):
-        unit = candidate.unit
+    opening = _capped(_opening(ranked, question, weights, embedder is not None, min_relevance),
+                      max_sentences)
+    flat = [c for group in opening for c in group]
+    rest = _select(ranked, weights, max_sentences, focus, flat)
+    for group in [*opening, *([c] for c in rest)]:
+        units = [c.unit for c in group]
         room = max_chars - len(" ".join(parts)) - (1 if parts else 0)
-        cited = _cite(unit.text, unit.marker)
+        cited = _joined(units)
         if len(cited) > room:
             if parts:
                 continue
+            unit = units[0]
             limit = room - len(f" [{unit.marker}]") - 1
             cited = _cite(clip(unit.text, limit) + "…", unit.marker)
+            units = [unit]
         parts.append(cited)
-        markers.append(unit.marker)
+        markers.extend(u.marker for u in units)
     note = _suspicious_note(passages, markers)
     return " ".join([*parts, note] if note else parts)
