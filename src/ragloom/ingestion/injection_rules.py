@@ -27,6 +27,8 @@ class Rule:
     imperative: bool = False
     triggers: frozenset[str] = frozenset()
     marks: tuple[str, ...] = ()
+    needs_address: bool = False
+    """Counts only right after a model reader was named (`addressed_to_model`), see the scan."""
 
     def may_match(self, words: set[str], text: str, start: int, end: int) -> bool:
         """False when none of the rule's trigger words, nor a mark in text[start:end], occurs."""
@@ -44,12 +46,14 @@ _TRIGGERS = {
         "contournez suivez suis respectez respecte ignoriere ignorieren ignoriert ignorierst "
         "ignorier vergiss vergessen vergesst missachte missachten missachtet ubergehe ubergehen "
         "uberspringe uberspringen verwirf verwerfen halte halten befolge"
+        " alles ignora ignorad olvida olvide olvidad omite descarta caso document text page content article context frage anfrage aufgabe question query request"
     ),
     "addressed_to_model": (
         "ai assistant assistants chatbot chatbots chat bot bots model models llm llms chatgpt gpt "
         "claude gemini copilot agent agents summarizer summariser summarizers summarisers crawler "
         "crawlers automated intelligence language ia modele robot ki assistent assistenten "
         "sprachmodell sprachmodelle summarize summarizing summarise summarising summary"
+        " achtung atencion nota attention important psst hey hi hello hallo hola querida querido cher chere liebe lieber asistente modelo agente inteligencia ia ki-assistent ki-modell ki-system system systems eres wenn falls asks ask anyone someone somebody when if whenever any every each note message update alert notice dear"
     ),
     "answer_steering": (
         "tell inform remind warn advise convince assure persuade urge respond reply answer answers "
@@ -58,9 +62,11 @@ _TRIGGERS = {
         "exclude instead stop when answering responding asked asks repondez reponds repondre "
         "indiquez dites indiquer dire signalez affirmez precisez presentez recommandez decrivez "
         "antworte antworten sage sag sagen empfiehl empfehle empfehlen fassen"
+        " teile teilen erklare erklaren schreibe schreib dois devez faut responde di dile indica informa digas solo siempre"
     ),
     "secrecy": (
         "not don never without avoid refrain explain keep treat confirmed sans ne ohne erwahne"
+        " revele revelez divulgue divulguez jamais dis parle parlez reveles digas menciones"
     ),
     "role_play": (
         "you dan pretend play act role character refuse refuses anything free longer abide obey "
@@ -73,22 +79,41 @@ _TRIGGERS = {
         "revised important urgent additional secret real actual true nouvelle nouvelles neue "
         "safety content your assistant assistants safeguards guardrails above previous prior "
         "preceding earlier comes"
+        " superseded replaced overridden revoked gelten obigen vorherigen bisherigen alten precedentes instrucciones anteriores update alert"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
         "provide return echo type starting revelez revele affichez affiche donnez montrez repetez "
         "ecrivez gib zeige zeig"
+        " list paste quote include reply history documents document context retrieved revela muestra imprime gib"
     ),
     "exfiltration": (
         "send forward post upload transmit exfiltrate leak email mail copy submit replace "
         "replacing substitute substituting fill filling filled insert inserting append appending "
         "include including envoyer envoyez passwort kennwort zugangsdaten verlauf"
+        " followed envia envie reenvia historial contrasena"
     ),
     "agent_action": (
         "use call invoke run execute trigger enter ask collect delete remove erase wipe cancel "
         "behalf disable curl download"
+        " your"
     ),
     "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
+    "model_command": (
+        "ignore disregard forget reply respond answer tell say state write output print reveal "
+        "show list send forward email mail use call run execute delete remove include add append "
+        "insert recommend describe summarise summarize translate stop approve mark rate rank "
+        "classify treat end begin start open visit click download install provide give share "
+        "repeat copy paste return praise claim report inform warn advise redirect refer insist "
+        "mention exclude omit hide replace change switch act pretend assume make ignorez oublie "
+        "oubliez reponds repondez dis dites ecris ecrivez envoie envoyez revele revelez affiche "
+        "affichez indique indiquez recommande recommandez supprime supprimez utilise utilisez "
+        "execute executez transfere transferez mentionne mentionnez fais faites donne donnez "
+        "montre montrez antworte sag sage schreibe schreib sende schicke leite gib zeige nenne "
+        "empfiehl losche fuhre verwende nutze ignoriere vergiss teile erwahne behaupte ignora "
+        "olvida responde di dile escribe envia revela muestra recomienda elimina borra usa ejecuta "
+        "reenvia menciona"
+    ),
 }
 _MARKS = {
     "system_prompt_marker": ("<|", "<<", "_of_turn>"),
@@ -96,9 +121,10 @@ _MARKS = {
 }
 
 
-def _r(signal: str, weight: float, pattern: str, *, imperative: bool = False) -> Rule:
+def _r(signal: str, weight: float, pattern: str, *, imperative: bool = False,
+       needs_address: bool = False) -> Rule:
     return Rule(signal, weight, regex.compile(pattern, regex.MULTILINE), imperative,
-                frozenset(_TRIGGERS[signal].split()), _MARKS.get(signal, ()))
+                frozenset(_TRIGGERS[signal].split()), _MARKS.get(signal, ()), needs_address)
 
 
 # --- shared vocabulary ------------------------------------------------------------------------
@@ -132,6 +158,13 @@ _AI = (
     r"chatgpt|gpt|claude|gemini|copilot|(?:ai\s+|coding\s+)?agents?|summari[sz]ers?|"
     r"(?:ai\s+)?crawlers?|automated\s+(?:screening|review|reviewer|system|assistant|tool)s?)"
 )
+_AI_ANY = (
+    rf"(?:ai\s+(?:systems?|coding\s+agents?|tools?|services?|readers?)|{_AI}|ki-assistent(?:en)?|"
+    r"ki-modell|ki-system|ki|sprachmodelle?|assistent(?:en)?|ia|modeles?\s+de\s+langage|"
+    r"intelligence\s+artificielle|asistente|modelo(?:\s+de\s+lenguaje)?|agente|"
+    r"inteligencia\s+artificial)"
+)
+"""Names of a model reader in English, German, French and Spanish."""
 _AUDIENCE = (
     r"(?:the\s+)?(?:user|users|reader|readers|customer|customers|shopper|visitor|person|human|"
     r"them|him|her|everyone|anyone)"
@@ -449,6 +482,143 @@ RULES: tuple[Rule, ...] = (
     _r("agent_action", 0.3,
        r"\bcurl\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\bdownload\s+(?:the\s+)?(?:\S+\s+){0,3}"
        r"from\s+https?://", imperative=True),
+    # -- addressed to a model: vocatives, conditions, third person; FR, DE, ES ---------------
+    _r("addressed_to_model", 0.35,
+       rf"(?:^[ \t>*#\-]{{0,8}}|(?<=[.!?]\s))(?:(?:attention|achtung|atencion|important|note|hinweis|"
+       rf"nota|psst|hey|hi|hello|hallo|hola|bonjour)\s*[,:!]?\s+)?(?:the\s+|dear\s+|an?\s+|any\s+|"
+       rf"all\s+|cher\s+|chere\s+|querid[ao]\s+|liebe[rs]?\s+|l'|la\s+|le\s+|el\s+|die\s+|der\s+)?"
+       rf"(?:[\w-]{{1,20}}\s+){{0,2}}?(?!agents?\b|bots?\b){_AI_ANY}(?:\s+(?:with|for|that|who|which|reading|processing|"
+       rf"handling|summari[sz]ing|working|answering|using|browsing|helping)\b[^:,.\n]{{0,60}})?"
+       r"\s*[,:]\s"),
+    _r("addressed_to_model", 0.35,
+       r",\s*(?:dear\s+|the\s+|my\s+)?(?:ai|assistant|model|llm|chatbot|bot|agent|ki|ia|asistente)"
+       r"\s*[.!?](?:\s|$)"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:when|if|whenever|once|any|every|each)\s+(?:an?\s+|the\s+|any\s+)?{_AI_ANY}\s+"
+       r"(?:\S+\s+){0,10}?(?:it|they|you)\s+(?:must|should|shall|needs?\s+to|has\s+to|have\s+to|"
+       r"is\s+to|are\s+to)\b"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:any|every|all)\s+{_AI_ANY}\s+(?:\S+\s+){{0,6}}?(?:must|shall|is\s+required\s+to|"
+       r"are\s+required\s+to|is\s+instructed\s+to|are\s+instructed\s+to)\b"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:when|if|whenever|should)\s+(?:anyone|someone|somebody|a\s+user|the\s+user|users|"
+       r"a\s+customer|people|a\s+visitor|the\s+reader)\s+asks?\s+you\b"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:note|message|instructions?|update|alert|notice|warning|information|hint|guidance|"
+       rf"p\.?\s?s\.?)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?{_AI_ANY}\b"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:nota|mensaje|aviso|instrucciones?)\s+(?:para|a)\s+(?:el\s+|la\s+|los\s+|las\s+|"
+       r"cualquier\s+)?(?:asistente|ia|modelo|agente|inteligencia\s+artificial)\b|"
+       r"\bsi\s+(?:eres|usted\s+es)\s+(?:un|una)\s+(?:\w+\s+)?(?:ia|asistente|modelo|agente)\b|"
+       r"\bquerid[ao]\s+(?:ia|asistente|modelo)\b"),
+    # -- a command given to the reader: weak alone, decisive after an address ----------------
+    _r("model_command", 0.2,
+       r"\b(?:ignore|disregard|forget|reply|respond|answer|tell|say|state|write|output|print|"
+       r"reveal|show|list|send|forward|e-?mail|mail|use|call|run|execute|delete|remove|include|add|"
+       r"append|insert|recommend|describe|summari[sz]e|translate|stop|approve|mark|rate|rank|"
+       r"classify|treat|end|begin|start|open|visit|click|download|install|provide|give|share|"
+       r"repeat|copy|paste|return|praise|claim|report|inform|warn|advise|redirect|refer|insist|"
+       r"mention|exclude|omit|hide|replace|change|switch|act|pretend|assume|make|"
+       r"ignorez|oublie[zr]?|repond(?:s|ez)|dis|dites|ecri(?:s|vez)|envoie[zr]?|envoyez|revele[zr]?|"
+       r"affiche[zr]?|indique[zr]?|recommande[zr]?|supprime[zr]?|utilise[zr]?|execute[zr]?|"
+       r"transfere[zr]?|mentionne[zr]?|fais|faites|donne[zr]?|montre[zr]?|"
+       r"antworte|sag|sage|schreibe?|sende|schicke|leite|gib|zeige?|nenne|empfiehl|losche|fuhre|"
+       r"verwende|nutze|ignoriere|vergiss|teile|erwahne|behaupte|"
+       r"ignora|olvida|responde|di|dile|escribe|envia|revela|muestra|recomienda|elimina|borra|usa|"
+       r"ejecuta|reenvia|menciona)\b", imperative=True, needs_address=True),
+    # -- override, leak, steering: class gaps (documents, roles, supersession) -------------
+    _r("instruction_override", 0.8,
+       rf"\b{_OVERRIDE_EN}\s+(?:the\s+|this\s+|all\s+(?:the\s+)?)?(?:document|text|page|content|"
+       r"article|context|e-?mail|message|file|conversation|data|sources?)\s+(?:above|so\s+far|"
+       r"before\s+this)\b", imperative=True),
+    _r("instruction_override", 1.0,
+       rf"\b{_OVERRIDE_EN}\s+(?:all\s+)?(?:of\s+)?the\s+(?:operator|developer|system|admin(?:istrator)?|"
+       rf"owner|company|deployer|platform)'?s?\s+(?:{_EARLIER_EN}\s+)?{_TARGET_EN}\b",
+       imperative=True),
+    _r("instruction_override", 0.5,
+       r"\b(?:regardless\s+of|no\s+matter|irrespective\s+of)\s+(?:the\s+|what\s+the\s+)?"
+       r"(?:user'?s?\s+)?(?:question|query|request|prompt)(?:\s+(?:is|asked|says))?(?=\s*[,.;:!]|"
+       r"\s+(?:is|was|asked)\b)"),
+    _r("authority_claim", 0.4,
+       r"\b(?:your|the\s+assistant'?s|the\s+model'?s|the|all|any)\s+(?:above\s+|previous\s+|prior\s+|"
+       r"preceding\s+|earlier\s+|original\s+|old\s+|existing\s+)(?:rules|instructions|guidelines|"
+       r"directives|policies)\s+(?:are|is|have\s+been|has\s+been)\s+(?:now\s+|hereby\s+)?"
+       r"(?:superseded|replaced|overridden|void|cancell?ed|revoked|invalid|lifted|suspended)\b|"
+       r"\b(?:die\s+)?(?:obigen|vorherigen|bisherigen|alten|fruheren)\s+(?:regeln|anweisungen|"
+       r"richtlinien|vorgaben)\s+gelten\s+(?:ab\s+sofort\s+)?nicht\s+mehr\b|"
+       r"\b(?:les\s+)?(?:instructions|regles|consignes)\s+(?:precedentes|ci-dessus|anterieures)\s+"
+       r"(?:ne\s+s'appliquent\s+plus|sont\s+(?:annulees|caduques|remplacees|suspendues))|"
+       r"\blas\s+(?:instrucciones|reglas|normas)\s+(?:anteriores|previas)\s+ya\s+no\s+"
+       r"(?:aplican|se\s+aplican|son\s+validas)"),
+    _r("authority_claim", 0.6,
+       rf"\b(?:system|security|admin(?:istrator)?|priority|critical|urgent|important)\s+"
+       rf"(?:system\s+)?(?:update|notice|alert|message|instructions?|override)s?\s+(?:for|to)\s+"
+       rf"(?:the\s+|all\s+|any\s+)?{_AI_ANY}\b"),
+    _r("prompt_leak", 0.8,
+       r"\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|list|paste|quote|"
+       r"include|reply\s+(?:first\s+)?with|respond\s+with|give)\s+(?:me\s+|us\s+)?(?:\S+\s+){0,4}?"
+       r"(?:(?:full\s+|entire\s+|complete\s+)?(?:conversation|chat)\s+(?:history|log|so\s+far)|"
+       r"previous\s+messages|(?:other|confidential|internal|retrieved|private|hidden)\s+documents?|"
+       r"documents?\s+(?:that\s+)?you\s+(?:retrieved|received|have\s+access\s+to|were\s+given)|"
+       r"(?:your|the)\s+(?:context\s+window|retrieved\s+context|memory)|secret\s+keys?|"
+       r"api[-\s]keys?)\b", imperative=True),
+    _r("prompt_leak", 0.9,
+       r"\bgib\b[^.\n]{0,60}?\b(?:api-schlussel|schlussel|passwort|passworter|zugangsdaten|"
+       r"geheimen|geheimnisse|konfiguration)\b[^.\n]{0,40}?\baus\b|"
+       r"\b(?:revela|muestra|imprime|escribe)\s+(?:tu|tus|el|las|los|su|sus)\s+(?:prompt|"
+       r"instrucciones)(?:\s+(?:del|de)\s+sistema)?\b", imperative=True),
+    _r("instruction_override", 1.0,
+       r"\b(?:vergiss|vergesst|vergessen\s+sie|ignoriere|ignoriert|ignorieren\s+sie|missachte)\s+"
+       r"(?:bitte\s+)?(?:einfach\s+)?alles\s*,?\s*(?:was|das)\s+(?:dir|ihnen|euch|du|sie)\s+"
+       r"(?:\w+\s+){0,3}?(?:gesagt|gegeben|aufgetragen|mitgeteilt|erhalten|bekommen|befohlen)|"
+       r"\b(?:vergiss|vergessen\s+sie|ignoriere|ignorieren\s+sie)\s+(?:bitte\s+)?alles\s+"
+       r"(?:bisherige|vorherige|obige|davor|zuvor|vorher)", imperative=True),
+    _r("instruction_override", 0.5,
+       r"\b(?:ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie)\s+(?:die\s+)?(?:frage|anfrage|"
+       r"aufgabe)\s+(?:des|der)\s+(?:nutzers|benutzers|users|kunden|anwenders)|"
+       r"\b(?:ignora|ignore|olvida)\s+la\s+(?:pregunta|peticion|solicitud)\s+del\s+usuario",
+       imperative=True),
+    _r("instruction_override", 1.1,
+       r"\b(?:ignora|ignore|ignorad|olvida|olvide|olvidad|omite|descarta|haz\s+caso\s+omiso\s+de)\s+"
+       r"(?:todas?\s+)?(?:las|tus|sus|los)\s+(?:\w+\s+)?(?:instrucciones|reglas|indicaciones|"
+       r"directrices|normas|ordenes)\s+(?:anteriores|previas|originales|del\s+sistema|"
+       r"de\s+seguridad)\b|\b(?:ignora|olvida|omite|descarta)\s+(?:todas?\s+)?(?:tus|sus)\s+"
+       r"(?:\w+\s+)?(?:instrucciones|reglas|indicaciones|directrices|normas)\b", imperative=True),
+    _r("instruction_override", 0.2,
+       r"\b(?:ignora|ignore|olvida|omite|descarta)\s+(?:\S+\s+){0,3}?(?:instrucciones|reglas|"
+       r"indicaciones|directrices|normas)\b", imperative=True),
+    _r("answer_steering", 0.35,
+       r"\b(?:antworte|antworten\s+sie|sag|sage|sagen\s+sie|teile|teilen\s+sie|erklare|"
+       r"erklaren\s+sie|schreibe|schreib)\s+(?:dem|der|den)\s+(?:benutzer|nutzer|leser|kunden|"
+       r"anwender)(?:in|innen)?\b|\bteile\s+(?:ihm|ihr|ihnen)\s+mit\b|"
+       r"\b(?:tu\s+dois|vous\s+devez|il\s+faut)\s+(?:toujours\s+)?(?:dire|repondre|affirmer|"
+       r"indiquer|ecrire|mentionner|recommander|presenter)\b|"
+       r"\b(?:responde|responda)\s+(?:solo|solamente|unicamente|siempre)\b|"
+       r"\b(?:dile|di|indica|informa|dale)\s+al\s+(?:usuario|lector|cliente)\b", imperative=True),
+    _r("answer_steering", 0.35,
+       rf"\b(?:tell|inform|remind|warn|advise|convince|assure)\s+(?:every|each|any|all)\s+"
+       r"(?:user|users|reader|readers|customer|customers|visitor|visitors)\b|"
+       r"\b(?:always|only)\s+answer\s+this\s+way\b|\bwhatever\s+the\s+question\b", imperative=True),
+    _r("secrecy", 0.45,
+       r"\bne\s+(?:surtout\s+)?(?:jamais|pas)\s+(?:mentionner|dire|signaler|reveler|evoquer|parler)\b|"
+       r"\bne\s+(?:revele[sz]?|divulgue[sz]?|dis|parle[sz]?)\s+(?:pas|jamais|rien)\b|"
+       r"\bno\s+(?:reveles|digas|menciones|informes)\b|"
+       r"\b(?:do\s+not|don't|never)\s+(?:mention|tell|reveal|disclose)\s+(?:\S+\s+){0,3}?to\s+"
+       r"(?:the\s+)?(?:user|developer|reader|customer|operator|human)s?\b"),
+    _r("exfiltration", 0.5,
+       r"https?://[^\s)\]]{1,200}?=[\"']?\s+(?:followed\s+by|plus|with|and\s+then|then)\s+"
+       r"[^.\n]{0,80}?\b(?:conversation|chat|history|messages?|session|token|password|secret|"
+       r"credentials?|e-?mails?|prompt|question|summary|text\s+of)\b"),
+    _r("exfiltration", 0.3,
+       r"\b(?:send|forward|e-?mail|mail|post|upload|transmit|copy)\s+(?:\S+\s+){0,8}?to\s+"
+       r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}\b|"
+       r"\b(?:envia|reenvia|envie)\s+[^.\n]{0,60}?\b(?:historial|conversacion|contrasena|"
+       r"credenciales)\b", imperative=True, needs_address=True),
+    _r("agent_action", 0.4,
+       r"\buse\s+your\s+[\w.-]{2,40}\s+(?:tool|function|plugin|access|integration)\b|"
+       r"\b(?:add|append|write)\s+(?:\S+\s+){0,4}?to\s+~?/?\.ssh/authorized_keys\b|"
+       r"\b(?:approve|accept|grant)\s+(?:every|all|each|any)\s+(?:\w+\s+){0,2}?(?:requests?|"
+       r"applications?|claims?|refunds?|invoices?)\b", imperative=True),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"
@@ -458,7 +628,8 @@ RULES: tuple[Rule, ...] = (
 )
 
 FRAMING = regex.compile(
-    r"\b(?:such\s+as|e\.g\.|eg\.|i\.e\.|for\s+example|for\s+instance|examples?|called|known\s+as|"
+    r"\b(?:such\s+as|e\.g\.|eg\.|i\.e\.|for\s+example|for\s+instance|(?<![.@/-])examples?(?!\.\w|@|/)|"
+    r"called|known\s+as|"
     r"the\s+(?:phrase|string|text|sentence|line|words?|payload|prompt)|phrases?|payloads?|attacks?|"
     r"attackers?|malicious|injected|injections?|jailbreaks?|adversarial|hidden\s+text|said|says|"
     r"saying|wrote|writes|writing|typed|contain(?:s|ing|ed)?|append(?:s|ing|ed)?|insert(?:s|ing|ed)?|"
@@ -475,11 +646,12 @@ FRAMING_AFTER = regex.compile(
 """Words after a hit that say it was an example ("… is a classic injection")."""
 
 DIRECT_LEAD = regex.compile(
-    r"(?:^|[.!?:;\n(\[\-*>\"|]\s*|,\s*|\b(?:please|kindly|now|just|simply|and|then|so|also|first|"
+    r"(?:^|[.!?:;\n(\[\]\-*>\"|]\s*|,\s*|\b(?:please|kindly|now|just|simply|and|then|so|also|first|"
     r"instead|immediately|always|you\s+(?:must|should|need\s+to|have\s+to|will|can|are\s+to|shall|"
     r"may)|you'll|(?:want|need|ask|require|order|instruct|command)\s+you\s+to|(?:could|would|can|"
     r"will)\s+you|you\s+could|(?:ask|request)\s+that\s+you|(?:kindly\s+)?ask\s+you\s+to|"
-    r"if\s+you\s+could|appreciate\s+it\s+if\s+you|veuillez|merci\s+de|bitte|sie|du)\s+)$"
+    r"if\s+you\s+could|appreciate\s+it\s+if\s+you|veuillez|merci\s+de|bitte|sie|du|tu\s+dois|"
+    r"vous\s+devez|du\s+musst|sie\s+mussen|por\s+favor|debes)\s+)$"
 )
 """What may stand right before a verb said *to* the reader (sentence start, "please", "you must")."""
 

@@ -88,12 +88,19 @@ _SIGNAL_OF_TRICK = {
     "letter_spacing": "letter_spacing",
     "styled_letters": "styled_letters",
 }
+COMMAND = "model_command"
+"""The weakest directive: an imperative verb, which matters only after a model was addressed."""
 _DIRECTIVES = frozenset(
     ("instruction_override", "answer_steering", "secrecy", "role_play", "prompt_leak",
-     "exfiltration", "agent_action", "encoded_instruction", "authority_claim")
+     "exfiltration", "agent_action", "encoded_instruction", "authority_claim", COMMAND)
 )
+ADDRESS_REACH = 120
+"""Characters after a model's name within which a `needs_address` hit still counts."""
 MAX_HITS_PER_RULE = 32
 """Matches of one rule kept per channel: more of the same add nothing to the score."""
+_OWN_METADATA = frozenset(("title", "source", "source_id", "origin", "path", "lang", "type",
+                           "section", "headings", "hidden_text", "injection_signals"))
+"""Metadata the loaders derive from the text or the path: not scanned twice."""
 _WORDS = re.compile(r"[a-z0-9]+")
 _LEAD_CHARS = 60
 _WRAPPED_LINE = 50
@@ -292,9 +299,23 @@ def _strongest_per_span(hits: list[Hit]) -> list[Hit]:
     return kept
 
 
+def _addressed_only(hits: list[Hit]) -> list[Hit]:
+    """Drop the hits of `needs_address` rules that do not follow a model's name closely (or
+    precede a trailing one: "…, assistant.") in the same paragraph."""
+    names = [h for h in hits if h.rule.signal == "addressed_to_model"]
+    return [h for h in hits if not h.rule.needs_address or any(
+        n.key == h.key and (0 <= h.span[0] - n.span[1] <= ADDRESS_REACH
+                            or 0 <= n.span[0] - h.span[1] <= ADDRESS_REACH // 2)
+        for n in names)]
+
+
 def _paragraph_score(hits: list[Hit], addressed: float) -> tuple[float, float]:
     """(score, directive part) of one paragraph: families add up, the best hit of a family counts
-    fully and the second in part; asking something of a model that was addressed adds a bonus."""
+    fully and the second in part; asking something of a model that was addressed adds a bonus.
+
+    A bare command (`model_command`: an imperative verb right after a model was named) never
+    counts as a second kind of directive.
+    """
     by_family: dict[str, list[float]] = defaultdict(list)
     for hit in hits:
         by_family[hit.rule.signal].append(hit.weight)
@@ -308,7 +329,7 @@ def _paragraph_score(hits: list[Hit], addressed: float) -> tuple[float, float]:
     if addressed and directive:
         total += ADDRESS_BONUS * addressed
         directive += ADDRESS_BONUS * addressed
-    if len(_DIRECTIVES & by_family.keys()) >= 2:
+    if len((_DIRECTIVES - {COMMAND}) & by_family.keys()) >= 2:
         total += DIRECTIVES_BONUS
         directive += DIRECTIVES_BONUS
     return total, directive
@@ -342,10 +363,13 @@ def _document_score(hits: list[Hit]) -> float:
 
 
 def _channels(doc: SourceDocument) -> list[tuple[str, str]]:
-    """(channel, text) pairs: the visible text, each hidden passage, each decoded payload."""
+    """(channel, text) pairs: the visible text, each hidden passage, the free-text metadata a
+    document declares (front matter, CSV columns), each decoded payload."""
     hidden = doc.metadata.get("hidden_text") or []
     texts = [("visible", doc.text)]
     texts += [("hidden", str(h)) for h in (hidden if isinstance(hidden, list) else [hidden])]
+    texts += [("hidden", value) for key, value in doc.metadata.items()
+              if key not in _OWN_METADATA and isinstance(value, str) and " " in value.strip()]
     decoded = [("decoded", text) for _, raw in texts for _, text in payloads(raw)]
     return texts + decoded
 
@@ -381,9 +405,9 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     for index, (channel, layout) in enumerate(layouts):
         _remaining(deadline)
         hits.extend(_hits(layout, channel, index, deadline))
-    hits = _strongest_per_span([h for h in hits if h.weight >= 0.05])
+    hits = _addressed_only(_strongest_per_span([h for h in hits if h.weight >= 0.05]))
     score = _document_score(hits)
-    directives = [h for h in hits if h.weight >= 0.1 and h.rule.signal in _DIRECTIVES]
+    directives = [h for h in hits if h.weight >= 0.1 and h.rule.signal in _DIRECTIVES - {COMMAND}]
     if not directives:
         score = min(score, MENTION_CAP)
     elif all(h.mention for h in directives):  # cited attacks do not add up
