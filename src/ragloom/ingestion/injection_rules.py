@@ -487,9 +487,13 @@ RULES: tuple[Rule, ...] = (
        rf"(?:^[ \t>*#\-]{{0,8}}|(?<=[.!?]\s))(?:(?:attention|achtung|atencion|important|note|hinweis|"
        rf"nota|psst|hey|hi|hello|hallo|hola|bonjour)\s*[,:!]?\s+)?(?:the\s+|dear\s+|an?\s+|any\s+|"
        rf"all\s+|cher\s+|chere\s+|querid[ao]\s+|liebe[rs]?\s+|l'|la\s+|le\s+|el\s+|die\s+|der\s+)?"
-       rf"(?:[\w-]{{1,20}}\s+){{0,2}}?(?!agents?\b|bots?\b){_AI_ANY}(?:\s+(?:with|for|that|who|which|reading|processing|"
-       rf"handling|summari[sz]ing|working|answering|using|browsing|helping)\b[^:,.\n]{{0,60}})?"
-       r"\s*[,:]\s"),
+       rf"(?:(?!(?:on|in|for|of|at|by|from|with|to|and|or|older|newer|some|most|many)\b)"
+       rf"[\w-]{{1,20}}\s+){{0,2}}?(?!agents?\b|bots?\b|models\b){_AI_ANY}(?:\s+(?:with|for|that|"
+       rf"who|which|reading|processing|handling|summari[sz]ing|working|answering|using|browsing|"
+       r"helping)\b[^:,.\n]{0,60})?\s*:\s"),
+    _r("addressed_to_model", 0.35,
+       r"(?:^[ \t>*\-]{0,8}|(?<=[.!?]\s))(?:cher\s+|chere\s+|querid[ao]\s+|liebe[rs]?\s+|"
+       r"l'|la\s+|le\s+|el\s+)?(?:ki|ia|sprachmodell|ki-assistent|asistente|modele|modelo)\s*,\s"),
     _r("addressed_to_model", 0.35,
        r",\s*(?:dear\s+|the\s+|my\s+)?(?:ai|assistant|model|llm|chatbot|bot|agent|ki|ia|asistente)"
        r"\s*[.!?](?:\s|$)"),
