@@ -54,6 +54,7 @@ _TRIGGERS = {
         "crawlers automated intelligence language ia modele robot ki assistent assistenten "
         "sprachmodell sprachmodelle summarize summarizing summarise summarising summary"
         " achtung atencion nota attention important psst hey hi hello hallo hola querida querido cher chere liebe lieber asistente modelo agente inteligencia ia ki-assistent ki-modell ki-system system systems eres wenn falls asks ask anyone someone somebody when if whenever any every each note message update alert notice dear"
+        " an fur favour favor request word thought heads-up heads tip ask plea whichever whatever"
     ),
     "answer_steering": (
         "tell inform remind warn advise convince assure persuade urge respond reply answer answers "
@@ -63,15 +64,18 @@ _TRIGGERS = {
         "indiquez dites indiquer dire signalez affirmez precisez presentez recommandez decrivez "
         "antworte antworten sage sag sagen empfiehl empfehle empfehlen fassen"
         " teile teilen erklare erklaren schreibe schreib dois devez faut responde di dile indica informa digas solo siempre"
+        " point direct send refer steer rate rank score grade mark classify evaluate describe list geben gib nennen nenne antworten auf jede frage repondez"
     ),
     "secrecy": (
         "not don never without avoid refrain explain keep treat confirmed sans ne ohne erwahne"
         " revele revelez divulgue divulguez jamais dis parle parlez reveles digas menciones"
+        " verschweige"
     ),
     "role_play": (
         "you dan pretend play act role character refuse refuses anything free longer abide obey "
         "immerse mode yourself game unrestricted unfiltered uncensored jailbroken jailbreak "
         "developer god maintenance admin debug sudo vous du sans ohne"
+        " answer respond reply act behave speak continue ai assistant model bot stay zero"
     ),
     "system_prompt_marker": "system instruction instructions human user inst sys",
     "authority_claim": (
@@ -80,23 +84,27 @@ _TRIGGERS = {
         "safety content your assistant assistants safeguards guardrails above previous prior "
         "preceding earlier comes"
         " superseded replaced overridden revoked gelten obigen vorherigen bisherigen alten precedentes instrucciones anteriores update alert"
+        " ab sofort gelten des maintenant partir desde ahora"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
         "provide return echo type starting revelez revele affichez affiche donnez montrez repetez "
         "ecrivez gib zeige zeig"
         " list paste quote include reply history documents document context retrieved revela muestra imprime gib"
+        " quote repeat print list reveal output copy reproduce write name describe tools functions"
     ),
     "exfiltration": (
         "send forward post upload transmit exfiltrate leak email mail copy submit replace "
         "replacing substitute substituting fill filling filled insert inserting append appending "
         "include including envoyer envoyez passwort kennwort zugangsdaten verlauf"
         " followed envia envie reenvia historial contrasena"
+        " transmets transmettez envoie envoyez transfere transferez copie copiez"
     ),
     "agent_action": (
         "use call invoke run execute trigger enter ask collect delete remove erase wipe cancel "
         "behalf disable curl download"
         " your"
+        " pay transfer wire send without do accept"
     ),
     "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
     "model_command": (
@@ -118,6 +126,7 @@ _TRIGGERS = {
 _MARKS = {
     "system_prompt_marker": ("<|", "<<", "_of_turn>"),
     "exfiltration": ("](",),
+    "addressed_to_model": ("<!--",),
 }
 
 
@@ -167,7 +176,9 @@ _AI_ANY = (
 """Names of a model reader in English, German, French and Spanish."""
 _AUDIENCE = (
     r"(?:the\s+)?(?:user|users|reader|readers|customer|customers|shopper|visitor|person|human|"
-    r"them|him|her|everyone|anyone)"
+    r"them|him|her|everyone|anyone|everybody|people|guests?|clients?|patients?|employees|staff|"
+    r"callers?|buyers?|students?|members?|subscribers?|viewers?|residents?|tenants?|candidates?|"
+    r"applicants?|travell?ers?)"
 )
 _SECRET_OBJECT = (
     r"(?:conversation|chat\s+(?:history|log)|previous\s+messages|(?:recent|last|previous)\s+"
@@ -271,15 +282,17 @@ RULES: tuple[Rule, ...] = (
     _r("addressed_to_model", 0.35,
        rf"\b(?:if|when|whenever)\s+you\s+(?:are|'re)\s+(?:an?\s+)?(?:\w+\s+)?{_AI}\b"),
     _r("addressed_to_model", 0.35,
-       rf"\b{_AI}'?\s+(?:that\s+(?:is|are)\s+)?(?:reading|processing|summari[sz]ing|analy[sz]ing|"
-       r"parsing|crawling|indexing|scanning|viewing|handling|helping\s+with|working\s+(?:on|in)|"
+       rf"\b{_AI}'?\s+(?:[\w-]{{1,20}}\s+)?(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|"
+       r"reads|processing|processes|summari[sz]ing|summari[sz]es|analy[sz]ing|analy[sz]es|parsing|"
+       r"parses|crawling|crawls|indexing|indexes|scanning|scans|sees|viewing|handling|handles|"
+       r"going\s+through|goes\s+through|helping\s+with|working\s+(?:on|in)|"
        r"answering\s+questions\s+about)\s+(?:this|these|the\s+(?:above|following|present|current)|"
        r"my|our)\b"),
     _r("addressed_to_model", 0.35,
        r"(?:^[ \t]*|(?<=[.!?]\s))(?:the\s+|dear\s+)?(?:ai|assistant|ai\s+assistant|ai\s+agent|language\s+model|"
        r"llm|chatbot|model|gpt|chatgpt|claude)\s*[,:]\s"),
     _r("addressed_to_model", 0.35,
-       r"\b(?:note|message|consigne|remarque)\s+(?:a|pour)\s+l'?(?:intention|attention)\s+(?:de|du|des)"
+       r"\b(?:(?:note|message|consigne|remarque)\s+)?(?:a|pour)\s+l'?(?:intention|attention)\s+(?:de|du|des)"
        r"\s+(?:l'|la\s+|le\s+|les\s+)?\s*(?:assistant|ia|intelligence\s+artificielle|modele|agent|robot)"),
     _r("addressed_to_model", 0.35,
        r"\bsi\s+vous\s+etes\s+(?:un|une)\s+(?:\w+\s+)?(?:modele|assistant|ia|agent|robot|intelligence)"),
@@ -300,7 +313,8 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:respond|reply|answer)\s+(?:to\s+(?:every|all|each|any)\s+\w+\s+)?(?:only\s+)?"
        r"(?:with|that|by\s+saying)\b|"
        r"\b(?:answer|respond\s+to|reply\s+to)\s+(?:every|each|all|any)\s+(?:\w+\s+)?(?:questions?|"
-       r"requests?)\s+with\b|\b(?:respond|reply|answer|write|speak)\s+only\s+in\s+\w+",
+       r"requests?)\s+with\b|\b(?:respond|reply|answer|write|speak)\s+only\s+in\s+(?!(?:the|a|an|this|that|your|our|"
+       r"these|those|pen|ink|pencil|capitals?|block)\b)\w+",
        imperative=True),
     _r("answer_steering", 0.3,
        r"\b(?:say|state|claim|assert|mention|add)\s+(?:only\s+)?that\b|"
@@ -343,7 +357,7 @@ RULES: tuple[Rule, ...] = (
        r"\bsans\s+(?:jamais\s+)?(?:le\s+)?(?:mentionner|dire|signaler|prevenir)\b|"
        r"\bne\s+(?:surtout\s+)?(?:pas\s+)?(?:mentionne[rz]?|dites\s+pas)\b|"
        r"\bohne\s+(?:es\s+)?(?:zu\s+)?(?:erwahnen|sagen|mitzuteilen)\b|"
-       r"\berwahne\s+(?:dies|das|es)?\s*nicht\b"),
+       r"\berwahne\s+(?:\S+\s+){0,2}?nicht\b|\bverschweige\b"),
     # -- role play ---------------------------------------------------------------------------
     _r("role_play", 1.0,
        r"\byou\s+are\s+(?:now\s+|about\s+to\s+become\s+)?(?:dan\b|(?:an?\s+)?(?:unrestricted|"
@@ -353,7 +367,7 @@ RULES: tuple[Rule, ...] = (
        r"unfiltered|uncensored|jailbroken)\b)"),
     _r("role_play", 0.6,
        r"\b(?:do\s+anything\s+now|broken\s+free\s+of|no\s+longer\s+(?:have\s+to\s+)?(?:abide|follow|"
-       r"bound)|(?:does|do)\s+not\s+have\s+to\s+(?:abide|follow|obey)|never\s+refuses?|"
+       r"bound)|(?:does|do)\s+not\s+have\s+to\s+(?:abide|follow|obey)|never\s+(?:refuses?|declines?)|"
        r"(?:will|must|should)\s+(?:never|not)\s+refuse|stay\s+in\s+character|immerse\s+yourself|"
        r"(?:an?\s+)?(?:ai|assistant|model|bot)\s+(?:with\s+no|without\s+(?:any\s+)?)(?:rules|"
        r"restrictions|filters?|limits|limitations|ethics|censorship))\b"),
@@ -392,12 +406,18 @@ RULES: tuple[Rule, ...] = (
     _r("system_prompt_marker", 0.3, r"^(?:human|user)\s*:[^\n]{0,300}\n(?:assistant|ai|bot)\s*:"),
     # -- claims of authority -----------------------------------------------------------------
     _r("authority_claim", 0.7,
-       r"\bsystem\s+override\b|"
-       r"\b(?:admin(?:istrator)?|developer|operator|root|security)\s+(?:message|instruction|override|"
-       r"directive|command)s?\s*[:\]\-]|\bpriority\s+instructions?\b"),
+       r"\bsystem\s+override\b(?!\s+(?:settings?|options?|menu|switch|button|feature|panel|page|tab|"
+       r"keys?|flag|permissions?))|\b(?:admin(?:istrator)?|developer|operator|root|security)\s+"
+       r"(?:override|directive|command)s?\s*[:\]\-]|\bpriority\s+(?:instructions?|directives?)\b"),
+    _r("authority_claim", 0.3,
+       r"\b(?:admin(?:istrator)?|developer|operator|root|security)\s+(?:message|instruction)s?\s*"
+       r"[:\]\-]"),
+    _r("authority_claim", 0.3,
+       r"\b(?:new|updated|revised|important|urgent|additional|secret|real|actual|true)\s+(?:new\s+)?"
+       r"(?:instructions?|directives?|orders)\s*[:!]"),
     _r("authority_claim", 0.6,
        r"\b(?:new|updated|revised|important|urgent|additional|secret|real|actual|true)\s+(?:new\s+)?"
-       r"(?:system\s+)?(?:instructions?|directives?|orders)\s*[:!]|"
+       r"system\s+(?:instructions?|directives?|orders)\s*[:!]|"
        r"\b(?:new|updated)\s+(?:directive|policy|instructions?)\s+from\s+(?:the\s+)?(?:operator|"
        r"developers?|admin|administrator|system|openai|anthropic)\b|"
        r"\bnouvelles?\s+(?:instructions|consignes|regles|directives)\s*:|"
@@ -408,8 +428,9 @@ RULES: tuple[Rule, ...] = (
        r"\s+(?:are|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:lifted|suspended|disabled|removed|revoked|"
        r"void|deactivated|turned\s+off)\b"),
     _r("authority_claim", 0.4,
-       r"\b(?:the\s+)?(?:above|previous|prior|preceding|earlier)\s+(?:rules|instructions|guidelines)"
-       r"\s+(?:no\s+longer\s+apply|(?:are|is)\s+(?:now\s+)?(?:void|cancell?ed|invalid|obsolete))|"
+       r"\b(?:the\s+|your\s+)?(?:above|previous|prior|preceding|earlier|original|old)\s+(?:rules|"
+       r"instructions|guidelines|configuration|settings|programming|guidance|directives|policies)"
+       r"\s+(?:no\s+longer\s+appl(?:y|ies)|(?:are|is)\s+(?:now\s+)?(?:void|cancell?ed|invalid|obsolete))|"
        r"\b(?:this\s+(?:message|instruction|request|note)\s+)?(?:comes|is)\s+from\s+(?:the|your)\s+"
        r"(?:developers?|operator|administrator|admin|creators?|system)\b"),
     # -- prompt leaking ----------------------------------------------------------------------
@@ -444,7 +465,7 @@ RULES: tuple[Rule, ...] = (
        imperative=True),
     _r("exfiltration", 0.45,
        rf"\b(?:send|forward|post|upload|transmit|exfiltrate|leak|e-?mail|copy|submit)\s+"
-       rf"(?:\S+\s+){{0,6}}?{_SECRET_OBJECT}\b", imperative=True),
+       rf"(?:\S+\s+){{0,6}}?{_SECRET_OBJECT}\b", imperative=True, needs_address=True),
     _r("exfiltration", 1.0,
        rf"{_LINK_QUERY}[\w.-]{{1,40}}=[^\s)&]{{0,80}}?(?:\{{|\$\{{|%7b|<|&lt;|\[)[^\s)]{{0,40}}?"
        rf"{_SENSITIVE}"),
@@ -471,7 +492,7 @@ RULES: tuple[Rule, ...] = (
     _r("agent_action", 0.4,
        r"\b(?:use|call|invoke|run|execute|trigger)\s+(?:the\s+)?[\w.-]{2,40}\s+(?:tool|function|"
        r"plugin|action)\b|\benter\s+(?:the\s+)?user'?s\s+(?:password|card)|"
-       r"\bask\s+(?:the\s+user\s+)?for\s+(?:their|the\s+user'?s|his|her)\s+(?:card\s+number|"
+       r"\bask\s+(?:the\s+user\s+)?for\s+(?:their|the\s+user'?s|his|her)\s+(?:\w+\s+)?(?:card\s+number|"
        r"password|pin|credentials|social\s+security|bank)|"
        r"\bcollect\s+(?:the\s+)?user'?s\b", imperative=True),
     _r("agent_action", 0.35,
@@ -623,6 +644,56 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:add|append|write)\s+(?:\S+\s+){0,4}?to\s+~?/?\.ssh/authorized_keys\b|"
        r"\b(?:approve|accept|grant)\s+(?:every|all|each|any)\s+(?:\w+\s+){0,2}?(?:requests?|"
        r"applications?|claims?|refunds?|invoices?)\b", imperative=True),
+    _r("addressed_to_model", 0.35,
+       r"\ban\s+(?:das|den|die|alle)\s+(?:ki|ki-assistent(?:en)?|ki-modell|sprachmodelle?|assistenten|"
+       r"chatbots?)\b|\b(?:an|fur)\s+(?:die|alle)\s+ki\b"),
+    _r("addressed_to_model", 0.35,
+       rf"(?:^[ \t]*<!--[ \t]*|\[[ \t]*)(?:the\s+)?{_AI_ANY}(?:\s+\w+){{0,3}}\s*[:\]]|"
+       rf"(?:^[ \t>*\-]{{0,8}}|(?<=[.!?]\s))(?:the\s+|dear\s+)?{_AI_ANY}\s+[\u2014\u2013-]\s"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:favou?r|request|word|thought|heads-up|tip|ask|plea)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|"
+       rf"every\s+|an?\s+)?(?:\w+\s+)?{_AI_ANY}\b|\b(?:whichever|whatever)\s+{_AI_ANY}\b"),
+    _r("instruction_override", 0.35,
+       rf"\b{_OVERRIDE_EN}\s+(?:the|this|that|their|his|her|my)\s+(?:\w+\s+)?(?:question|query)\b|\b(?:ignore|disregard)\s+(?:the\s+)?(?:user|customer|reader|visitor)"
+       r"(?=\s*(?:[,.;:]|and\b|completely|entirely))", imperative=True),
+    _r("instruction_override", 1.0,
+       r"\b(?:oublie[zr]?|ignore[zr]?|ne\s+(?:suivez|suis|respectez|respecte)\s+plus)\s+(?:toutes\s+)?"
+       r"(?:les|vos|tes)\s+(?:\w+\s+)?(?:consignes|instructions|regles|directives)\s+(?:de|du|des)\s+"
+       r"(?:ton|votre|vos|tes|l'|la|le)\s*(?:operateur|developpeur|createur|systeme|administrateur|"
+       r"editeur)", imperative=True),
+    _r("exfiltration", 0.5,
+       r"\b(?:transmets|transmettez|envoie|envoyez|transfere[zr]?|copie[zr]?)\s+[^.\n]{0,60}?"
+       r"\b(?:conversation|historique|echanges|messages|mot\s+de\s+passe|identifiants)\b"
+       r"[^.\n]{0,40}?\ba\s+[\w.+-]{1,64}@", imperative=True),
+    _r("authority_claim", 0.5,
+       r"\bab\s+sofort\s+gelten\s+(?:neue|andere)\s+(?:regeln|anweisungen)|"
+       r"\bdes\s+maintenant\s+(?:de\s+)?nouvelles\s+(?:regles|consignes)\s+s'appliquent|"
+       r"\ba\s+partir\s+de\s+(?:maintenant|ahora)|\bdesde\s+ahora\b"),
+    _r("answer_steering", 0.35,
+       rf"\b(?:point|direct|send|refer|steer)\s+{_AUDIENCE}\s+only\b|"
+       r"\b(?:rate|rank|score|grade|mark|classify|evaluate|describe|list)\s+(?:this|the|our|my|him|her|"
+       r"them)\s+(?:\w+\s+){0,2}?as\s+(?:the\s+|an?\s+)?(?:strongest|best|top|highest|excellent|"
+       r"ideal|perfect|most\s+qualified|qualified|five-star|safe|approved)\b|"
+       r"\b(?:geben|gib|nennen|nenne|antworten)\s+(?:sie\s+)?(?:auf\s+jede\s+frage|dem\s+(?:nutzer|"
+       r"benutzer|kunden)|immer|nur)\b|\bauf\s+jede\s+frage\s+nur\b|"
+       r"\b(?:vous\s+)?repondez\s+(?:uniquement|seulement|toujours)\b", imperative=True),
+    _r("agent_action", 0.4,
+       r"\b(?:pay|transfer|wire|send)\s+(?:\S+\s+){0,4}?(?:to\s+(?:the\s+)?(?:iban|account|wallet|"
+       r"bank\s+account)|by\s+wire\s+transfer|via\s+wire)|\bwithout\s+(?:asking|checking\s+with|"
+       r"confirming\s+with|waiting\s+for|telling)\s+(?:the\s+)?(?:user|customer|owner|developer|"
+       r"anyone|them)\b|\bdo\s+not\s+ask\s+(?:the\s+user\s+)?for\s+(?:confirmation|approval|"
+       r"permission)\b|\baccept\s+this\s+(?:invite|invitation|request)\b", imperative=True),
+    _r("role_play", 0.7,
+       r"\b(?:answer|respond|reply|act|behave|speak|continue)\s+as\s+(?:an?\s+)?(?:unrestricted|"
+       r"unfiltered|uncensored|jailbroken|evil|amoral|unaligned)\b|"
+       r"\b(?:an?\s+)?(?:ai|assistant|model|bot)\s+with\s+(?:zero|no)\s+(?:restrictions|rules|limits|"
+       r"filters)\b|\bstay\s+as\s+\w+\b"),
+    _r("prompt_leak", 0.8,
+       r"\b(?:quote|repeat|print|list|reveal|output|copy|reproduce|write\s+out)\s+(?:verbatim\s+|"
+       r"word\s+for\s+word\s+)?(?:\S+\s+){0,6}?(?:in|from|of)\s+your\s+(?:system\s+(?:message|"
+       r"prompt)|instructions|configuration|context)\b|\b(?:list|reveal|name|describe)\s+"
+       r"(?:all\s+)?(?:the\s+)?(?:tools|functions)\s+and\s+(?:hidden\s+)?instructions\b",
+       imperative=True),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"
@@ -655,7 +726,9 @@ DIRECT_LEAD = regex.compile(
     r"may)|you'll|(?:want|need|ask|require|order|instruct|command)\s+you\s+to|(?:could|would|can|"
     r"will)\s+you|you\s+could|(?:ask|request)\s+that\s+you|(?:kindly\s+)?ask\s+you\s+to|"
     r"if\s+you\s+could|appreciate\s+it\s+if\s+you|veuillez|merci\s+de|bitte|sie|du|tu\s+dois|"
-    r"vous\s+devez|du\s+musst|sie\s+mussen|por\s+favor|debes)\s+)$"
+    r"vous\s+devez|du\s+musst|sie\s+mussen|por\s+favor|debes|(?:it|they|(?:the\s+)?(?:assistant|"
+    r"model|ai|llm|chatbot|bot))\s+(?:must|should|shall|"
+    r"needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to))\s+)$"
 )
 """What may stand right before a verb said *to* the reader (sentence start, "please", "you must")."""
 

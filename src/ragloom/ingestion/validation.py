@@ -58,7 +58,7 @@ _BOMS = (  # UTF-32 before UTF-16: the UTF-32-LE mark starts with the UTF-16-LE 
 )
 CHANNEL_FACTOR = {"visible": 1.0, "hidden": 1.3, "decoded": 1.3}
 """Hidden HTML text and decoded payloads are there to be read by a machine, not a person."""
-CONTEXT_FACTOR = {"prose": 1.0, "quoted": 0.35, "quote": 0.35, "code": 0.3}
+CONTEXT_FACTOR = {"prose": 1.0, "quoted": 0.3, "quote": 0.35, "code": 0.3}
 MOOD_FACTOR = {"direct": 1.0, "described": 0.35, "negated": 0.1}
 FRAMED_FACTOR = 0.4
 OBFUSCATED_FACTOR = 1.25
@@ -67,6 +67,7 @@ SECOND_HIT = 0.3
 ADDRESS_BONUS = 0.4
 """Added to a paragraph that addresses a model *and* asks it to do something."""
 DIRECTIVES_BONUS = 0.2
+STRONG_HIT = 0.5
 """Added to a paragraph where two different kinds of directive meet (override and steering…)."""
 OTHER_PARAGRAPHS = 0.3
 OTHER_PARAGRAPH_FLOOR = 0.3
@@ -102,6 +103,9 @@ _OWN_METADATA = frozenset(("title", "source", "source_id", "origin", "path", "la
                            "section", "headings", "hidden_text", "injection_signals"))
 """Metadata the loaders derive from the text or the path: not scanned twice."""
 _WORDS = re.compile(r"[a-z0-9]+")
+_HUMAN_TURN = re.compile(r"^[ \t]*(?:user|customer|human|client|caller|visitor|patient|guest|me|q)\s*:",
+                         re.MULTILINE)
+_SPEAKER_LABEL = re.compile(r"^(?:the\s+)?(?:ai|assistant|ai\s+assistant|bot|chatbot|agent|model)\s*:$")
 _LEAD_CHARS = 60
 _WRAPPED_LINE = 50
 _FRAME_CHARS = 80
@@ -299,6 +303,14 @@ def _strongest_per_span(hits: list[Hit]) -> list[Hit]:
     return kept
 
 
+def _not_speakers(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> list[Hit]:
+    """Drop `Assistant:`-style labels from texts that also give a person's turn (`Customer:`):
+    there the label names who speaks, not who is spoken to."""
+    transcripts = {i for i, (_, layout) in enumerate(layouts) if _HUMAN_TURN.search(layout.text)}
+    return [h for h in hits if not (h.rule.signal == "addressed_to_model" and h.key[1] in transcripts
+                                    and _SPEAKER_LABEL.match(h.excerpt))]
+
+
 def _addressed_only(hits: list[Hit]) -> list[Hit]:
     """Drop the hits of `needs_address` rules that do not follow a model's name closely (or
     precede a trailing one: "…, assistant.") in the same paragraph."""
@@ -311,7 +323,9 @@ def _addressed_only(hits: list[Hit]) -> list[Hit]:
 
 def _paragraph_score(hits: list[Hit], addressed: float) -> tuple[float, float]:
     """(score, directive part) of one paragraph: families add up, the best hit of a family counts
-    fully and the second in part; asking something of a model that was addressed adds a bonus.
+    fully and the second in part; asking something (plainly: not quoted, described or framed)
+    of a model that was addressed adds a bonus, and so do two kinds of directive together when
+    a model was addressed or one of them is strong.
 
     A bare command (`model_command`: an imperative verb right after a model was named) never
     counts as a second kind of directive.
@@ -326,10 +340,12 @@ def _paragraph_score(hits: list[Hit], addressed: float) -> tuple[float, float]:
         total += value
         if family in _DIRECTIVES:
             directive += value
-    if addressed and directive:
+    asked = any(h.rule.signal in _DIRECTIVES and not h.mention for h in hits)
+    if addressed and asked:
         total += ADDRESS_BONUS * addressed
         directive += ADDRESS_BONUS * addressed
-    if len((_DIRECTIVES - {COMMAND}) & by_family.keys()) >= 2:
+    strong = addressed or max(h.weight for h in hits) >= STRONG_HIT
+    if strong and len((_DIRECTIVES - {COMMAND}) & by_family.keys()) >= 2:
         total += DIRECTIVES_BONUS
         directive += DIRECTIVES_BONUS
     return total, directive
@@ -405,7 +421,8 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     for index, (channel, layout) in enumerate(layouts):
         _remaining(deadline)
         hits.extend(_hits(layout, channel, index, deadline))
-    hits = _addressed_only(_strongest_per_span([h for h in hits if h.weight >= 0.05]))
+    hits = _addressed_only(_not_speakers(
+        _strongest_per_span([h for h in hits if h.weight >= 0.05]), layouts))
     score = _document_score(hits)
     directives = [h for h in hits if h.weight >= 0.1 and h.rule.signal in _DIRECTIVES - {COMMAND}]
     if not directives:
