@@ -55,6 +55,7 @@ _TRIGGERS = {
         "sprachmodell sprachmodelle summarize summarizing summarise summarising summary"
         " achtung atencion nota attention important psst hey hi hello hallo hola querida querido cher chere liebe lieber asistente modelo agente inteligencia ia ki-assistent ki-modell ki-system system systems eres wenn falls asks ask anyone someone somebody when if whenever any every each note message update alert notice dear"
         " an fur favour favor request word thought heads-up heads tip ask plea whichever whatever"
+        " for to whoever qui any every all"
     ),
     "answer_steering": (
         "tell inform remind warn advise convince assure persuade urge respond reply answer answers "
@@ -65,11 +66,13 @@ _TRIGGERS = {
         "antworte antworten sage sag sagen empfiehl empfehle empfehlen fassen"
         " teile teilen erklare erklaren schreibe schreib dois devez faut responde di dile indica informa digas solo siempre"
         " point direct send refer steer rate rank score grade mark classify evaluate describe list geben gib nennen nenne antworten auf jede frage repondez"
+        " output print write nothing whatever indiquer dire signaler annoncer affirmer expliquer repondre assistant modele ia chatbot doit den dem nutzern kunden lesern"
     ),
     "secrecy": (
         "not don never without avoid refrain explain keep treat confirmed sans ne ohne erwahne"
         " revele revelez divulgue divulguez jamais dis parle parlez reveles digas menciones"
         " verschweige"
+        " behalte behalten garde gardez garder guarda"
     ),
     "role_play": (
         "you dan pretend play act role character refuse refuses anything free longer abide obey "
@@ -77,7 +80,7 @@ _TRIGGERS = {
         "developer god maintenance admin debug sudo vous du sans ohne"
         " answer respond reply act behave speak continue ai assistant model bot stay zero"
     ),
-    "system_prompt_marker": "system instruction instructions human user inst sys",
+    "system_prompt_marker": "system instruction instructions human user inst sys admin prompt directive system_prompt developer systeme sistema role",
     "authority_claim": (
         "override admin administrator developer operator root security priority new updated "
         "revised important urgent additional secret real actual true nouvelle nouvelles neue "
@@ -85,6 +88,7 @@ _TRIGGERS = {
         "preceding earlier comes"
         " superseded replaced overridden revoked gelten obigen vorherigen bisherigen alten precedentes instrucciones anteriores update alert"
         " ab sofort gelten des maintenant partir desde ahora"
+        " end new task goal objective mission nouvelle nouvelles neue aufgabe nueva tarea document context"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
@@ -92,6 +96,7 @@ _TRIGGERS = {
         "ecrivez gib zeige zeig"
         " list paste quote include reply history documents document context retrieved revela muestra imprime gib"
         " quote repeat print list reveal output copy reproduce write name describe tools functions"
+        " translate summarize summarise paraphrase encode rewrite what"
     ),
     "exfiltration": (
         "send forward post upload transmit exfiltrate leak email mail copy submit replace "
@@ -99,12 +104,14 @@ _TRIGGERS = {
         "include including envoyer envoyez passwort kennwort zugangsdaten verlauf"
         " followed envia envie reenvia historial contrasena"
         " transmets transmettez envoie envoyez transfere transferez copie copiez"
+        " put add place insert append fill paste write"
     ),
     "agent_action": (
         "use call invoke run execute trigger enter ask collect delete remove erase wipe cancel "
         "behalf disable curl download"
         " your"
         " pay transfer wire send without do accept"
+        " disable turn deactivate skip bypass push click press tap select"
     ),
     "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
     "model_command": (
@@ -121,10 +128,11 @@ _TRIGGERS = {
         "empfiehl losche fuhre verwende nutze ignoriere vergiss teile erwahne behaupte ignora "
         "olvida responde di dile escribe envia revela muestra recomienda elimina borra usa ejecuta "
         "reenvia menciona"
+        " push commit merge deploy disable enable pay buy purchase transfer accept book cancel confirm sign grant post upload publish fetch navigate browse fill submit put place announce"
     ),
 }
 _MARKS = {
-    "system_prompt_marker": ("<|", "<<", "_of_turn>"),
+    "system_prompt_marker": ("<|", "<<", "_of_turn>", "</", "[", "\"role\""),
     "exfiltration": ("](",),
     "addressed_to_model": ("<!--",),
 }
@@ -168,12 +176,31 @@ _AI = (
     r"(?:ai\s+)?crawlers?|automated\s+(?:screening|review|reviewer|system|assistant|tool)s?)"
 )
 _AI_ANY = (
-    rf"(?:ai\s+(?:systems?|coding\s+agents?|tools?|services?|readers?)|{_AI}|ki-assistent(?:en)?|"
+    rf"(?:ai\s+(?:systems?|coding\s+agents?|tools?|services?|readers?|helpers?)|(?:browsing|coding|"
+    rf"autonomous|shopping|web|llm|research|e-?mail|software|ai)\s+agents?|{_AI}|ki-assistent(?:en)?|"
     r"ki-modell|ki-system|ki|sprachmodelle?|assistent(?:en)?|ia|modeles?\s+de\s+langage|"
     r"intelligence\s+artificielle|asistente|modelo(?:\s+de\s+lenguaje)?|agente|"
     r"inteligencia\s+artificial)"
 )
 """Names of a model reader in English, German, French and Spanish."""
+COMMAND_VERBS = (
+    r"(?:ignore|disregard|forget|reply|respond|answer|tell|say|state|write|output|print|"
+    r"reveal|show|list|send|forward|e-?mail|mail|use|call|run|execute|delete|remove|include|add|"
+    r"append|insert|recommend|describe|summari[sz]e|translate|stop|approve|mark|rate|rank|"
+    r"classify|treat|end|begin|start|open|visit|click|download|install|provide|give|share|"
+    r"repeat|copy|paste|return|praise|claim|report|inform|warn|advise|redirect|refer|insist|"
+    r"mention|exclude|omit|hide|replace|change|switch|act|pretend|assume|make|push|commit|merge|"
+    r"deploy|disable|enable|pay|buy|purchase|transfer|accept|book|cancel|confirm|sign|grant|post|"
+    r"upload|publish|fetch|navigate|browse|fill|submit|put|place|announce|"
+    r"ignorez|oublie[zr]?|repond(?:s|ez)|dis|dites|ecri(?:s|vez)|envoie[zr]?|envoyez|revele[zr]?|"
+    r"affiche[zr]?|indique[zr]?|recommande[zr]?|supprime[zr]?|utilise[zr]?|execute[zr]?|"
+    r"transfere[zr]?|mentionne[zr]?|fais|faites|donne[zr]?|montre[zr]?|"
+    r"antworte|sag|sage|schreibe?|sende|schicke|leite|gib|zeige?|nenne|empfiehl|losche|fuhre|"
+    r"verwende|nutze|ignoriere|vergiss|teile|erwahne|behaupte|"
+    r"ignora|olvida|responde|di|dile|escribe|envia|revela|muestra|recomienda|elimina|borra|usa|"
+    r"ejecuta|reenvia|menciona)"
+)
+"""Imperative verbs (EN, FR, DE, ES) a command to a model starts with."""
 _AUDIENCE = (
     r"(?:the\s+)?(?:user|users|reader|readers|customer|customers|shopper|visitor|person|human|"
     r"them|him|her|everyone|anyone|everybody|people|guests?|clients?|patients?|employees|staff|"
@@ -537,20 +564,7 @@ RULES: tuple[Rule, ...] = (
        r"\bsi\s+(?:eres|usted\s+es)\s+(?:un|una)\s+(?:\w+\s+)?(?:ia|asistente|modelo|agente)\b|"
        r"\bquerid[ao]\s+(?:ia|asistente|modelo)\b"),
     # -- a command given to the reader: weak alone, decisive after an address ----------------
-    _r("model_command", 0.2,
-       r"\b(?:ignore|disregard|forget|reply|respond|answer|tell|say|state|write|output|print|"
-       r"reveal|show|list|send|forward|e-?mail|mail|use|call|run|execute|delete|remove|include|add|"
-       r"append|insert|recommend|describe|summari[sz]e|translate|stop|approve|mark|rate|rank|"
-       r"classify|treat|end|begin|start|open|visit|click|download|install|provide|give|share|"
-       r"repeat|copy|paste|return|praise|claim|report|inform|warn|advise|redirect|refer|insist|"
-       r"mention|exclude|omit|hide|replace|change|switch|act|pretend|assume|make|"
-       r"ignorez|oublie[zr]?|repond(?:s|ez)|dis|dites|ecri(?:s|vez)|envoie[zr]?|envoyez|revele[zr]?|"
-       r"affiche[zr]?|indique[zr]?|recommande[zr]?|supprime[zr]?|utilise[zr]?|execute[zr]?|"
-       r"transfere[zr]?|mentionne[zr]?|fais|faites|donne[zr]?|montre[zr]?|"
-       r"antworte|sag|sage|schreibe?|sende|schicke|leite|gib|zeige?|nenne|empfiehl|losche|fuhre|"
-       r"verwende|nutze|ignoriere|vergiss|teile|erwahne|behaupte|"
-       r"ignora|olvida|responde|di|dile|escribe|envia|revela|muestra|recomienda|elimina|borra|usa|"
-       r"ejecuta|reenvia|menciona)\b", imperative=True, needs_address=True),
+    _r("model_command", 0.2, rf"\b{COMMAND_VERBS}\b", imperative=True, needs_address=True),
     # -- override, leak, steering: class gaps (documents, roles, supersession) -------------
     _r("instruction_override", 0.8,
        rf"\b{_OVERRIDE_EN}\s+(?:the\s+|this\s+|all\s+(?:the\s+)?)?(?:document|text|page|content|"
@@ -694,6 +708,56 @@ RULES: tuple[Rule, ...] = (
        r"prompt)|instructions|configuration|context)\b|\b(?:list|reveal|name|describe)\s+"
        r"(?:all\s+)?(?:the\s+)?(?:tools|functions)\s+and\s+(?:hidden\s+)?instructions\b",
        imperative=True),
+    # -- document boundaries, pseudo-markup, polite and third-person requests (round three) ----
+    _r("system_prompt_marker", 0.3,
+       r"</?(?:instructions?|system|admin|prompt|directive|system_prompt|developer)>|"
+       r"\[\s*(?:system|systeme|sistema|admin|developer)\s*\]|\"role\"\s*:\s*\"system\""),
+    _r("authority_claim", 0.4,
+       r"\bend\s+of\s+(?:the\s+)?(?:document|context|text|input|file|user\s+(?:content|input)|data)\b|"
+       r"</(?:document|context|data|text|content)>|\bnew\s+(?:task|goal|objective|mission)\s*:|"
+       r"\bnouvelles?\s+(?:instructions|consignes|regles|directives?)(?:\s+\w+){0,2}\s*:|"
+       r"\bneue\s+(?:aufgabe|anweisungen?|regeln)(?:\s+\w+){0,2}\s*:|\bnueva\s+(?:tarea|instruccion)"),
+    _r("answer_steering", 0.5,
+       r"\b(?:output|print|write|say|answer|respond\s+with|reply\s+with)\s+only\s+(?:the\s+(?:words?|"
+       r"phrase|text|sentence)|[\"'])|\bnothing\s+else\s*,?\s+whatever\b", imperative=True),
+    _r("prompt_leak", 0.9,
+       r"\b(?:translate|summari[sz]e|paraphrase|encode|rewrite|print|repeat|reveal|list|output|"
+       r"write\s+out|spell\s+out)\s+(?:\S+\s+){0,3}?(?:the\s+|your\s+)?(?:instructions|rules|"
+       r"guidelines|prompt|directives)\s+(?:that\s+)?you\s+(?:were|have\s+been|got)\s+given\b",
+       imperative=True),
+    _r("prompt_leak", 0.5,
+       r"\bwhat\s+(?:rules|instructions|guidelines|prompt|directives)\s+(?:were|have)\s+you\s+"
+       r"(?:been\s+)?given\b|\bwhat\s+(?:is|was)\s+your\s+system\s+prompt\b"),
+    _r("addressed_to_model", 0.35,
+       rf"(?:^[ \t>*\-]{{0,8}}|(?<=[.!?]\s))(?:for|to)\s+(?:the|any|all|every|each)\s+{_AI_ANY}\s*:|"
+       r"\bto\s+whoever\s+(?:is\s+)?(?:answering|reading|processing|summari[sz]ing|handling)\b|"
+       r"\b(?:a|pour)\s+(?:l'|la\s+|le\s+)?\s*(?:ia|assistant|modele|agent|intelligence\s+"
+       r"artificielle)\s+qui\s+(?:lit|lira|resume|traite|analyse|parcourt)\b|"
+       rf"\b(?:any|every|all)\s+{_AI_ANY}\s+(?:answering|reading|summari[sz]ing|processing|using|"
+       r"quoting|that\s+reads|that\s+answers|that\s+uses)\b[^.\n]{0,80}?\b(?:should|must|shall|"
+       r"has\s+to|needs\s+to)\b"),
+    _r("exfiltration", 0.6,
+       r"\b(?:put|add|place|insert|append|fill\s+in|paste|write)\s+(?:\S+\s+){0,8}?(?:after|behind|"
+       r"into|at\s+the\s+end\s+of)\s+(?:the\s+)?(?:equals\s+sign|=|link|url|address|query|"
+       r"parameter|placeholder)\b", imperative=True),
+    _r("exfiltration", 0.3, r"\]\(\s*<?https?://[^\s)>]{1,200}[?&][\w.-]{1,40}=>?\)"),
+    _r("answer_steering", 0.35,
+       r"\b(?:indiquer|dire|signaler|annoncer|affirmer|expliquer|repondre)\s+(?:aux|a\s+l'|au|a\s+tous\s+"
+       r"les)\s*(?:clients?|utilisateurs?|lecteurs?|internautes?|visiteurs?)\s+que\b|"
+       r"\b(?:l'assistant|le\s+modele|l'ia|le\s+chatbot)\s+doit\s+(?:toujours\s+)?(?:dire|annoncer|"
+       r"repondre|indiquer|affirmer|recommander)\b|"
+       r"\b(?:den|dem)\s+(?:nutzern|nutzer|benutzern|benutzer|kunden|lesern|besuchern)\s+(?:\w+\s+)?"
+       r"(?:erzahlen|sagen|mitteilen|schreiben|empfehlen)\b", imperative=True),
+    _r("secrecy", 0.45,
+       r"\bbehalte\s+(?:\S+\s+){0,2}?fur\s+dich\b|\bbehalten\s+sie\s+(?:\S+\s+){0,2}?fur\s+sich\b|"
+       r"\bgarde[zr]?\s+(?:\S+\s+){0,2}?pour\s+(?:toi|vous)\b|\bguarda\s+(?:\S+\s+){0,2}?en\s+secreto\b"),
+    _r("agent_action", 0.35,
+       r"\b(?:disable|turn\s+off|deactivate|skip|bypass)\s+(?:the\s+|all\s+|any\s+)?(?:\w+\s+)?(?:ci|"
+       r"checks?|tests?|code\s+reviews?|reviews?|2fa|two-factor(?:\s+authentication)?|mfa|"
+       r"authentication|logging|audit\s+logs?|alerts?|firewall|antivirus|protections?|"
+       r"safeguards?)\b|\bpush\s+(?:\S+\s+){0,3}?(?:directly\s+)?to\s+(?:the\s+)?(?:main|master|"
+       r"production|prod)\b|\b(?:click|press|tap|select)\s+(?:on\s+)?(?:the\s+)?[\"']?(?:buy|purchase|"
+       r"order|pay|confirm|checkout|subscribe|accept|approve|allow|delete)\b", imperative=True),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"
@@ -726,7 +790,9 @@ DIRECT_LEAD = regex.compile(
     r"may)|you'll|(?:want|need|ask|require|order|instruct|command)\s+you\s+to|(?:could|would|can|"
     r"will)\s+you|you\s+could|(?:ask|request)\s+that\s+you|(?:kindly\s+)?ask\s+you\s+to|"
     r"if\s+you\s+could|appreciate\s+it\s+if\s+you|veuillez|merci\s+de|bitte|sie|du|tu\s+dois|"
-    r"vous\s+devez|du\s+musst|sie\s+mussen|por\s+favor|debes|(?:it|they|(?:the\s+)?(?:assistant|"
+    r"vous\s+devez|du\s+musst|sie\s+mussen|por\s+favor|debes|pourriez-vous|pourrais-tu|peux-tu|"
+    r"pouvez-vous|konnten\s+sie|konntest\s+du|wurdest\s+du|wurden\s+sie|puedes|podrias|podria|"
+    r"so\s+(?:kind|nett|gentil)\s+(?:as\s+to|und)|(?:it|they|(?:the\s+)?(?:assistant|"
     r"model|ai|llm|chatbot|bot))\s+(?:must|should|shall|"
     r"needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to))\s+)$"
 )

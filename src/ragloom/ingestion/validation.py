@@ -43,6 +43,9 @@ SUSPICIOUS_SCORE = 0.45
 MENTION_CAP = 0.9
 MENTION_EXTRA = 0.1
 """Ceiling for a document whose every hit is quoted, fenced, described or negated."""
+DATA_TYPES = frozenset(("csv",))
+"""Documents that are rows of a table: a cell is data (a list of attack prompts is a common
+benign table), so a row is at most `suspicious`, never quarantined by its text alone."""
 DEFAULT_BUDGET_S = 5.0
 BUDGET_CHARS = 1_000_000
 """The scan budget is per document, and grows with documents longer than this many characters."""
@@ -99,7 +102,7 @@ ADDRESS_REACH = 120
 """Characters after a model's name within which a `needs_address` hit still counts."""
 MAX_HITS_PER_RULE = 32
 """Matches of one rule kept per channel: more of the same add nothing to the score."""
-_OWN_METADATA = frozenset(("title", "source", "source_id", "origin", "path", "lang", "type",
+_OWN_METADATA = frozenset(("title", "source_type", "source", "source_id", "origin", "path", "lang", "type",
                            "section", "headings", "hidden_text", "injection_signals"))
 """Metadata the loaders derive from the text or the path: not scanned twice."""
 _WORDS = re.compile(r"[a-z0-9]+")
@@ -378,7 +381,7 @@ def _document_score(hits: list[Hit]) -> float:
     return scores[0][0] + OTHER_PARAGRAPHS * sum(sorted(others, reverse=True)[:3])
 
 
-def _channels(doc: SourceDocument) -> list[tuple[str, str]]:
+def channels(doc: SourceDocument) -> list[tuple[str, str]]:
     """(channel, text) pairs: the visible text, each hidden passage, the free-text metadata a
     document declares (front matter, CSV columns), each decoded payload."""
     hidden = doc.metadata.get("hidden_text") or []
@@ -414,7 +417,7 @@ def _verdict(score: float, signals: list[str], evidence: list[str]) -> Validatio
 
 def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     layouts = []
-    for channel, text in _channels(doc):
+    for channel, text in channels(doc):
         _remaining(deadline)
         layouts.append((channel, lay_out(text, VOCABULARY)))
     hits: list[Hit] = []
@@ -431,6 +434,8 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
         score = min(score, MENTION_CAP, max(h.weight for h in hits) + MENTION_EXTRA)
     tricks = _tricks(layouts)
     score += sum(OBFUSCATION_WEIGHT.get(trick, 0.0) for trick in tricks)
+    if doc.metadata.get("source_type") in DATA_TYPES:
+        score = min(score, MENTION_CAP)
     signals = {h.rule.signal for h in hits if h.weight >= 0.1}
     signals |= {_SIGNAL_OF_TRICK[t] for t in tricks}
     if any(h.key[0] == "hidden" and h.weight >= 0.1 for h in hits):
