@@ -47,6 +47,7 @@ _TRIGGERS = {
         "ignorier vergiss vergessen vergesst missachte missachten missachtet ubergehe ubergehen "
         "uberspringe uberspringen verwirf verwerfen halte halten befolge"
         " alles ignora ignorad olvida olvide olvidad omite descarta caso document text page content article context frage anfrage aufgabe question query request"
+        " beachte befolge beachten befolgen"
     ),
     "addressed_to_model": (
         "ai assistant assistants chatbot chatbots chat bot bots model models llm llms chatgpt gpt "
@@ -56,6 +57,7 @@ _TRIGGERS = {
         " achtung atencion nota attention important psst hey hi hello hallo hola querida querido cher chere liebe lieber asistente modelo agente inteligencia ia ki-assistent ki-modell ki-system system systems eres wenn falls asks ask anyone someone somebody when if whenever any every each note message update alert notice dear"
         " an fur favour favor request word thought heads-up heads tip ask plea whichever whatever"
         " for to whoever qui any every all"
+        " al para asistente agent agents access"
     ),
     "answer_steering": (
         "tell inform remind warn advise convince assure persuade urge respond reply answer answers "
@@ -67,18 +69,21 @@ _TRIGGERS = {
         " teile teilen erklare erklaren schreibe schreib dois devez faut responde di dile indica informa digas solo siempre"
         " point direct send refer steer rate rank score grade mark classify evaluate describe list geben gib nennen nenne antworten auf jede frage repondez"
         " output print write nothing whatever indiquer dire signaler annoncer affirmer expliquer repondre assistant modele ia chatbot doit den dem nutzern kunden lesern"
+        " answers whenever recommended suggest suggested highlight highlighted highlights explique expliquez dis dites annonce annoncez indique indiquez decir dile di decirles informar indicar erklare erzahle sage sag teile told informed reminded warned advised"
     ),
     "secrecy": (
         "not don never without avoid refrain explain keep treat confirmed sans ne ohne erwahne"
         " revele revelez divulgue divulguez jamais dis parle parlez reveles digas menciones"
         " verschweige"
         " behalte behalten garde gardez garder guarda"
+        " parle parles parlez dis mentionne revele frag frage fragen it"
     ),
     "role_play": (
         "you dan pretend play act role character refuse refuses anything free longer abide obey "
         "immerse mode yourself game unrestricted unfiltered uncensored jailbroken jailbreak "
         "developer god maintenance admin debug sudo vous du sans ohne"
         " answer respond reply act behave speak continue ai assistant model bot stay zero"
+        " comply fulfil fulfill carry from never breaks break"
     ),
     "system_prompt_marker": "system instruction instructions human user inst sys admin prompt directive system_prompt developer systeme sistema role",
     "authority_claim": (
@@ -89,6 +94,7 @@ _TRIGGERS = {
         " superseded replaced overridden revoked gelten obigen vorherigen bisherigen alten precedentes instrucciones anteriores update alert"
         " ab sofort gelten des maintenant partir desde ahora"
         " end new task goal objective mission nouvelle nouvelles neue aufgabe nueva tarea document context"
+        " assistant model ai your guardrails safeguards filters safety"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
@@ -97,6 +103,7 @@ _TRIGGERS = {
         " list paste quote include reply history documents document context retrieved revela muestra imprime gib"
         " quote repeat print list reveal output copy reproduce write name describe tools functions"
         " translate summarize summarise paraphrase encode rewrite what"
+        " give show list send print output customer user client in from echo paste tool"
     ),
     "exfiltration": (
         "send forward post upload transmit exfiltrate leak email mail copy submit replace "
@@ -105,6 +112,7 @@ _TRIGGERS = {
         " followed envia envie reenvia historial contrasena"
         " transmets transmettez envoie envoyez transfere transferez copie copiez"
         " put add place insert append fill paste write"
+        " envoie envoyez transmets transmettez transfere transferez upload post send paste concatenated joined appended"
     ),
     "agent_action": (
         "use call invoke run execute trigger enter ask collect delete remove erase wipe cancel "
@@ -112,6 +120,7 @@ _TRIGGERS = {
         " your"
         " pay transfer wire send without do accept"
         " disable turn deactivate skip bypass push click press tap select"
+        " uberweise zahle ask"
     ),
     "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
     "model_command": (
@@ -129,6 +138,7 @@ _TRIGGERS = {
         "olvida responde di dile escribe envia revela muestra recomienda elimina borra usa ejecuta "
         "reenvia menciona"
         " push commit merge deploy disable enable pay buy purchase transfer accept book cancel confirm sign grant post upload publish fetch navigate browse fill submit put place announce"
+        " explain play echo wire empty highlight suggest explique expliquez explique recopie recopiez parle parlez annonce annoncez erklare informiere uberweise frag frage beachte befolge avisa cuenta decir indica explica"
     ),
 }
 _MARKS = {
@@ -191,7 +201,9 @@ COMMAND_VERBS = (
     r"repeat|copy|paste|return|praise|claim|report|inform|warn|advise|redirect|refer|insist|"
     r"mention|exclude|omit|hide|replace|change|switch|act|pretend|assume|make|push|commit|merge|"
     r"deploy|disable|enable|pay|buy|purchase|transfer|accept|book|cancel|confirm|sign|grant|post|"
-    r"upload|publish|fetch|navigate|browse|fill|submit|put|place|announce|"
+    r"upload|publish|fetch|navigate|browse|fill|submit|put|place|announce|explain|play|echo|wire|"
+    r"empty|highlight|suggest|explique[zr]?|recopie[zr]?|parle[zr]?|annonce[zr]?|erklare|informiere|"
+    r"uberweise|frag|frage|beachte|befolge|avisa|cuenta|decir|indica|explica|"
     r"ignorez|oublie[zr]?|repond(?:s|ez)|dis|dites|ecri(?:s|vez)|envoie[zr]?|envoyez|revele[zr]?|"
     r"affiche[zr]?|indique[zr]?|recommande[zr]?|supprime[zr]?|utilise[zr]?|execute[zr]?|"
     r"transfere[zr]?|mentionne[zr]?|fais|faites|donne[zr]?|montre[zr]?|"
@@ -334,7 +346,8 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:wenn|falls)\s+du\s+(?:eine|ein)\s+(?:ki|sprachmodell|assistent)"),
     # -- steering the answer ----------------------------------------------------------------
     _r("answer_steering", 0.35,
-       rf"\b(?:tell|inform|remind|warn|advise|convince|assure|persuade|urge)\s+{_AUDIENCE}\b",
+       rf"\b(?:tell|told|inform(?:ed)?|remind(?:ed)?|warn(?:ed)?|advise[d]?|convince[d]?|assure[d]?|"
+       rf"persuade[d]?|urge[d]?)\s+{_AUDIENCE}\b",
        imperative=True),
     _r("answer_steering", 0.35,
        r"\b(?:respond|reply|answer)\s+(?:to\s+(?:every|all|each|any)\s+\w+\s+)?(?:only\s+)?"
@@ -564,7 +577,9 @@ RULES: tuple[Rule, ...] = (
        r"\bsi\s+(?:eres|usted\s+es)\s+(?:un|una)\s+(?:\w+\s+)?(?:ia|asistente|modelo|agente)\b|"
        r"\bquerid[ao]\s+(?:ia|asistente|modelo)\b"),
     # -- a command given to the reader: weak alone, decisive after an address ----------------
-    _r("model_command", 0.2, rf"\b{COMMAND_VERBS}\b", imperative=True, needs_address=True),
+    _r("model_command", 0.2, rf"(?<![(\[`'\"])\b{COMMAND_VERBS}\b", imperative=True,
+       needs_address=True),
+    _r("secrecy", 0.45, r"\b(?:do\s+not|don't|never)\s+mention\s+it\b", needs_address=True),
     # -- override, leak, steering: class gaps (documents, roles, supersession) -------------
     _r("instruction_override", 0.8,
        rf"\b{_OVERRIDE_EN}\s+(?:the\s+|this\s+|all\s+(?:the\s+)?)?(?:document|text|page|content|"
@@ -645,9 +660,11 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:do\s+not|don't|never)\s+(?:mention|tell|reveal|disclose)\s+(?:\S+\s+){0,3}?to\s+"
        r"(?:the\s+)?(?:user|developer|reader|customer|operator|human)s?\b"),
     _r("exfiltration", 0.5,
-       r"https?://[^\s)\]]{1,200}?=[\"']?\s+(?:followed\s+by|plus|with|and\s+then|then)\s+"
+       r"https?://[^\s)\]]{1,200}?=[\"')]{0,2}\s+(?:followed\s+by|plus|with|and\s+then|then|"
+       r"concatenated\s+with|joined\s+with|appended\s+with|and\s+append|and\s+add)\s+"
        r"[^.\n]{0,80}?\b(?:conversation|chat|history|messages?|session|token|password|secret|"
-       r"credentials?|e-?mails?|prompt|question|summary|text\s+of)\b"),
+       r"credentials?|e-?mails?|prompt|question|summary|text\s+of|full\s+name|name|address|phone|"
+       r"everything)\b"),
     _r("exfiltration", 0.3,
        r"\b(?:send|forward|e-?mail|mail|post|upload|transmit|copy)\s+(?:\S+\s+){0,8}?to\s+"
        r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}\b|"
@@ -758,6 +775,57 @@ RULES: tuple[Rule, ...] = (
        r"safeguards?)\b|\bpush\s+(?:\S+\s+){0,3}?(?:directly\s+)?to\s+(?:the\s+)?(?:main|master|"
        r"production|prod)\b|\b(?:click|press|tap|select)\s+(?:on\s+)?(?:the\s+)?[\"']?(?:buy|purchase|"
        r"order|pay|confirm|checkout|subscribe|accept|approve|allow|delete)\b", imperative=True),
+    _r("addressed_to_model", 0.35,
+       rf"(?:^|(?<=[.!?(]\s{{0,3}})|\(|\[)[^.!?:\n]{{0,50}}?\b(?:{_AI_ANY}|agents?\s+with\s+"
+       r"(?:\w+\s+){0,2}access)(?:s|-[\w-]{1,20}(?:\s+[\w-]{1,20}){0,2}|\s+(?:[a-z]{3,}ing|that|who|"
+       r"which|qui|que|der|die|das|with|avec|mit|con|in\s+charge)\b[^:.!?\n]{0,60})?\s*[:\u2014\u2013]"
+       r"(?!\S)"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:al|a\s+la|para\s+el|para\s+la)\s+(?:asistente|ia|modelo|agente)\s+que\s+(?:lea|lee|"
+       r"resuma|procese|analice)\b"),
+    _r("authority_claim", 0.6,
+       r"\b(?:the\s+assistant'?s|your|the\s+model'?s|the\s+ai'?s)\s+(?:\w+\s+)?(?:rules|instructions|"
+       r"guidelines|policy|policies|configuration|settings)\s+(?:have|has)\s+(?:just\s+)?(?:been\s+)?"
+       r"(?:updated|changed|replaced|revised|overridden|rewritten)\b|"
+       r"\b(?:guardrails|safeguards|filters|safety\s+(?:checks|filters|rules))\s+(?:are|is)\s+"
+       r"(?:now\s+)?(?:off|down|disabled|paused)\b"),
+    _r("role_play", 0.6,
+       r"\b(?:comply\s+with|fulfil+|answer|carry\s+out)\s+(?:any|every|all)\s+requests?\b|"
+       r"\bfrom\s+(?:here|this\s+point|this\s+message|today)\s+on,?\s+(?:you|it)\s+(?:are|play|will|act|"
+       r"become|speak|answer|answers)\b|\b(?:never|don't|do\s+not)\s+breaks?\s+character\b"),
+    _r("answer_steering", 0.35,
+       r"\banswers?\s+(?:every|each|all|any)\s+(?:\w+\s+)?questions?\s+(?:by|with)\b|"
+       r"\bthe\s+(?:only\s+)?(?:correct\s+|right\s+)?answer\s+is\b[^.\n]{0,60}\bnothing\s+else\b|"
+       r"\bwhenever\s+you\s+(?:are|get)\s+asked\b|"
+       r"\b(?:recommend(?:ed)?|suggest(?:ed)?)\s+(?:acceptance|accepting\s+(?:it|this)|hiring\s+(?:me|"
+       r"him|her|them)|approval)\b|\bhighlight(?:ed|s)?\s+only\b|"
+       r"\b(?:explique[zr]?|dis|dites|annonce[zr]?|indique[zr]?)\s+a\s+(?:tous|tout\s+le\s+monde|chacun|"
+       r"l'utilisateur|aux\s+\w+)\s+que\b|"
+       r"\b(?:decir|dile|di|decirles|informar|indicar)\s+a\s+(?:los|las)\s+(?:usuarios|clientes|"
+       r"lectores|visitantes)\s+que\b|"
+       r"\b(?:erklare|erzahle|sage|sag|teile)\s+(?:\w+\s+)?(?:patienten|nutzern|kunden|lesern|"
+       r"besuchern|allen)\b", imperative=True),
+    _r("secrecy", 0.45,
+       r"\bne\s+(?:parle[sz]?|dis|mentionne[sz]?|revele[sz]?)\s+(?:surtout\s+)?(?:pas|jamais|rien)\b|"
+       r"\b(?:frag|frage|fragen\s+sie)\s+(?:den\s+)?(?:nutzer|benutzer|kunden)\s+nicht\b"),
+    _r("instruction_override", 1.0,
+       rf"\b(?:beachte|befolge|beachten\s+sie|befolgen\s+sie)\s+(?:deine|ihre|die|alle)\s+(?:\w+\s+)?"
+       rf"{_TARGET_DE}\s+nicht\s+(?:mehr|langer)\b", imperative=True),
+    _r("instruction_override", 0.6,
+       rf"\b{_OVERRIDE_EN}\s+(?:the|this)\s+(?:\w+\s+)?(?:guide|manual|faq|article|recipe|post|"
+       r"section|document|page|text)\b", imperative=True, needs_address=True),
+    _r("exfiltration", 0.5,
+       r"\b(?:envoie|envoyez|transmets|transmettez|transfere[zr]?)-?(?:les|la|le)?\s+a\s+[\w.+-]{1,64}@|"
+       r"\b(?:upload|post|send|paste)\s+(?:\S+\s+){0,6}?(?:\.env|id_rsa|\.ssh|\.aws|credentials|"
+       r"secrets?)\b", imperative=True),
+    _r("prompt_leak", 0.6,
+       r"\b(?:give|show|list|send|print|output)\s+(?:me\s+)?(?:\S+\s+){0,4}?(?:customer|user|client)\s+"
+       r"(?:e-?mails|data|records|list|addresses)\b|\b(?:in|from)\s+your\s+(?:database|memory)\b|"
+       r"\b(?:echo|paste|print)\s+(?:back\s+)?(?:\S+\s+){0,2}?(?:initial|hidden|system)\s+"
+       r"(?:prompt|instructions)\b|\btool\s+schemas?\b", imperative=True),
+    _r("agent_action", 0.4,
+       r"\buberweise\b|\bzahle\b[^.\n]{0,40}\bkonto\b|\bask\s+for\s+your\s+(?:home\s+address|"
+       r"address|phone\s+number|password|card)\b", imperative=True),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"

@@ -98,7 +98,7 @@ _DIRECTIVES = frozenset(
     ("instruction_override", "answer_steering", "secrecy", "role_play", "prompt_leak",
      "exfiltration", "agent_action", "encoded_instruction", "authority_claim", COMMAND)
 )
-ADDRESS_REACH = 120
+ADDRESS_REACH = 240
 """Characters after a model's name within which a `needs_address` hit still counts."""
 MAX_HITS_PER_RULE = 32
 """Matches of one rule kept per channel: more of the same add nothing to the score."""
@@ -316,11 +316,13 @@ def _not_speakers(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> list[Hi
 
 def _addressed_only(hits: list[Hit]) -> list[Hit]:
     """Drop the hits of `needs_address` rules that do not follow a model's name closely (or
-    precede a trailing one: "…, assistant.") in the same paragraph."""
-    names = [h for h in hits if h.rule.signal == "addressed_to_model"]
+    precede a trailing name: "…, assistant.") in the same paragraph; a chat-turn marker counts
+    as a name for all of them but the bare command (template docs show user turns)."""
+    names = [h for h in hits if h.rule.signal in ("addressed_to_model", "system_prompt_marker")]
     return [h for h in hits if not h.rule.needs_address or any(
         n.key == h.key and (0 <= h.span[0] - n.span[1] <= ADDRESS_REACH
                             or 0 <= n.span[0] - h.span[1] <= ADDRESS_REACH // 2)
+        and (n.rule.signal == "addressed_to_model" or h.rule.signal != COMMAND)
         for n in names)]
 
 
@@ -427,10 +429,10 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     hits = _addressed_only(_not_speakers(
         _strongest_per_span([h for h in hits if h.weight >= 0.05]), layouts))
     score = _document_score(hits)
-    directives = [h for h in hits if h.weight >= 0.1 and h.rule.signal in _DIRECTIVES - {COMMAND}]
-    if not directives:
+    directives = [h for h in hits if h.weight >= 0.1 and h.rule.signal in _DIRECTIVES]
+    if all(h.rule.signal == COMMAND for h in directives):  # a bare command: at most suspicious
         score = min(score, MENTION_CAP)
-    elif all(h.mention for h in directives):  # cited attacks do not add up
+    if directives and all(h.mention for h in directives):  # cited attacks do not add up
         score = min(score, MENTION_CAP, max(h.weight for h in hits) + MENTION_EXTRA)
     tricks = _tricks(layouts)
     score += sum(OBFUSCATION_WEIGHT.get(trick, 0.0) for trick in tricks)
