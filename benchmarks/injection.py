@@ -32,9 +32,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "injection"
-SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "fresh2")
+SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4", "fresh2")
 """In the order written; `fresh2` (held out from the detector's authors) may be absent."""
-FIT_SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3")
+FIT_SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4")
 """The splits the packaged fit of the semantic layer is made from (never fresh2)."""
 
 

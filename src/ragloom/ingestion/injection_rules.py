@@ -48,6 +48,7 @@ _TRIGGERS = {
         "uberspringe uberspringen verwirf verwerfen halte halten befolge"
         " alles ignora ignorad olvida olvide olvidad omite descarta caso document text page content article context frage anfrage aufgabe question query request"
         " beachte befolge beachten befolgen"
+        " missachtet den das die obigen obige vorherigen text inhalt"
     ),
     "addressed_to_model": (
         "ai assistant assistants chatbot chatbots chat bot bots model models llm llms chatgpt gpt "
@@ -58,6 +59,7 @@ _TRIGGERS = {
         " an fur favour favor request word thought heads-up heads tip ask plea whichever whatever"
         " for to whoever qui any every all"
         " al para asistente agent agents access"
+        " ai assistant model llm chatbot ki ia asistente"
     ),
     "answer_steering": (
         "tell inform remind warn advise convince assure persuade urge respond reply answer answers "
@@ -70,6 +72,8 @@ _TRIGGERS = {
         " point direct send refer steer rate rank score grade mark classify evaluate describe list geben gib nennen nenne antworten auf jede frage repondez"
         " output print write nothing whatever indiquer dire signaler annoncer affirmer expliquer repondre assistant modele ia chatbot doit den dem nutzern kunden lesern"
         " answers whenever recommended suggest suggested highlight highlighted highlights explique expliquez dis dites annonce annoncez indique indiquez decir dile di decirles informar indicar erklare erzahle sage sag teile told informed reminded warned advised"
+        " recommending recommends suggesting suggests mentioning mentions"
+        " kindly please note stress point emphasise emphasize"
     ),
     "secrecy": (
         "not don never without avoid refrain explain keep treat confirmed sans ne ohne erwahne"
@@ -95,6 +99,7 @@ _TRIGGERS = {
         " ab sofort gelten des maintenant partir desde ahora"
         " end new task goal objective mission nouvelle nouvelles neue aufgabe nueva tarea document context"
         " assistant model ai your guardrails safeguards filters safety"
+        " system this following overrides supersedes replaces cancels"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
@@ -139,6 +144,7 @@ _TRIGGERS = {
         "reenvia menciona"
         " push commit merge deploy disable enable pay buy purchase transfer accept book cancel confirm sign grant post upload publish fetch navigate browse fill submit put place announce"
         " explain play echo wire empty highlight suggest explique expliquez explique recopie recopiez parle parlez annonce annoncez erklare informiere uberweise frag frage beachte befolge avisa cuenta decir indica explica"
+        " behauptet"
     ),
 }
 _MARKS = {
@@ -203,7 +209,7 @@ COMMAND_VERBS = (
     r"deploy|disable|enable|pay|buy|purchase|transfer|accept|book|cancel|confirm|sign|grant|post|"
     r"upload|publish|fetch|navigate|browse|fill|submit|put|place|announce|explain|play|echo|wire|"
     r"empty|highlight|suggest|explique[zr]?|recopie[zr]?|parle[zr]?|annonce[zr]?|erklare|informiere|"
-    r"uberweise|frag|frage|beachte|befolge|avisa|cuenta|decir|indica|explica|"
+    r"uberweise|frag|frage|beachte|befolge|avisa|cuenta|decir|indica|explica|behauptet|"
     r"ignorez|oublie[zr]?|repond(?:s|ez)|dis|dites|ecri(?:s|vez)|envoie[zr]?|envoyez|revele[zr]?|"
     r"affiche[zr]?|indique[zr]?|recommande[zr]?|supprime[zr]?|utilise[zr]?|execute[zr]?|"
     r"transfere[zr]?|mentionne[zr]?|fais|faites|donne[zr]?|montre[zr]?|"
@@ -826,6 +832,22 @@ RULES: tuple[Rule, ...] = (
     _r("agent_action", 0.4,
        r"\buberweise\b|\bzahle\b[^.\n]{0,40}\bkonto\b|\bask\s+for\s+your\s+(?:home\s+address|"
        r"address|phone\s+number|password|card)\b", imperative=True),
+    _r("instruction_override", 0.8,
+       rf"\b{_OVERRIDE_DE}\s+(?:(?:sie|bitte|du)\s+)?(?:den|das|die)\s+(?:obigen?|vorherigen?|bisherigen?)\s+"
+       r"(?:text|inhalt|dokument|abschnitt|seite)\b", imperative=True),
+    _r("authority_claim", 0.5,
+       r"\bsystem\s+prompt\s+(?:update|change|patch)\s*:"),
+    _r("authority_claim", 0.8,
+       r"\b(?:this|the\s+following)\s+(?:message\s+|note\s+|text\s+)?(?:overrides|supersedes|replaces|"
+       r"cancels)\s+(?:any|all|your|the)\s+(?:\w+\s+)?(?:guidance|instructions|rules|guidelines|"
+       r"directives|prompt)\b"),
+    _r("answer_steering", 0.35,
+       r"\b(?:recommend(?:ing|s)?|suggest(?:ing|s)?|mention(?:ing|s)?)\s+only\b", imperative=True),
+    _r("addressed_to_model", 0.35,
+       r",\s*(?:dear\s+|the\s+)?(?:ai|assistant|model|llm|chatbot|ki|ia|asistente)\s*:\s"),
+    _r("answer_steering", 0.35,
+       r"\b(?:kindly|please)\s+(?:note|mention|state|say|add|stress|point\s+out|emphasi[sz]e)\s+that\b",
+       imperative=True),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"
@@ -839,8 +861,8 @@ FRAMING = regex.compile(
     r"called|known\s+as|"
     r"the\s+(?:phrase|string|text|sentence|line|words?|payload|prompt)|phrases?|payloads?|attacks?|"
     r"attackers?|malicious|injected|injections?|jailbreaks?|adversarial|hidden\s+text|said|says|"
-    r"saying|wrote|writes|writing|typed|contain(?:s|ing|ed)?|append(?:s|ing|ed)?|insert(?:s|ing|ed)?|"
-    r"embed(?:s|ded|ding)?|plant(?:s|ed)?|tries\s+to|try\s+to|trying\s+to|attempt(?:s|ed|ing)?\s+to|"
+    r"saying|wrote|writes|writing|typed|contain(?:s|ing|ed)|append(?:s|ing|ed)|insert(?:s|ing|ed)|"
+    r"embed(?:s|ded|ding)|plant(?:s|ed)|tries\s+to|try\s+to|trying\s+to|attempt(?:s|ed|ing)?\s+to|"
     r"classic|typical|famous|infamous|well-known|par\s+exemple|tels?\s+que|telles?\s+que|"
     r"exemples?|attaques?|z\.\s?b\.|zum\s+beispiel|beispiele?|angriffe?|angreifer)\b"
 )
