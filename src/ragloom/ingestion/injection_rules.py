@@ -656,7 +656,7 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:responde|responda)\s+(?:solo|solamente|unicamente|siempre)\b|"
        r"\b(?:dile|di|indica|informa|dale)\s+al\s+(?:usuario|lector|cliente)\b", imperative=True),
     _r("answer_steering", 0.35,
-       rf"\b(?:tell|inform|remind|warn|advise|convince|assure)\s+(?:every|each|any|all)\s+"
+       r"\b(?:tell|inform|remind|warn|advise|convince|assure)\s+(?:every|each|any|all)\s+"
        r"(?:user|users|reader|readers|customer|customers|visitor|visitors)\b|"
        r"\b(?:always|only)\s+answer\s+this\s+way\b|\bwhatever\s+the\s+question\b", imperative=True),
     _r("secrecy", 0.45,

@@ -3,9 +3,9 @@
 The rules (`validation.scan_injection`) run first and stand. This layer reads the sentences of a
 document the rules found clean — every channel the rules read: visible, hidden, metadata, decoded
 — and asks of each one whether it speaks *to* a model reader with something to do, rather than
-*about* one. A sentence is scored only when it carries a cue of address (`CUES`: a model's name,
-second person, an imperative at its start, "instructions", a link): other sentences cannot perform
-an injection, and skipping them keeps the cost small. Its features are its MiniLM embedding and a
+*about* one. A sentence is scored only when it could speak to a reader (`_cues`: second person,
+an imperative at its start, a vocative, or a model named with a modal or a please): other
+sentences cannot perform an injection, and skipping them keeps the cost small. Its features are its MiniLM embedding and a
 few hand-made ones that separate performing from discussing (`hand_features`: address, second
 person, imperative, please, quoted or fenced, framed as an example, reported speech…); a logistic
 regression (`ragloom.providers.exemplar_model`) fitted on `injection_addressing.jsonl` — short
@@ -79,8 +79,23 @@ _QUOTE_MARK = re.compile("[\"\u201c\u201d\u00ab\u00bb\u201e`]")
 _AUDIENCE = regex.compile(r"\b(?:the\s+)?(?:user|users|reader|readers|customers?|visitors?|"
                           r"utilisateur|nutzer|benutzer|usuario)\b", _FLAGS)
 _LINK = regex.compile(r"https?://|[\w.+-]+@[\w-]+\.\w|\]\(", _FLAGS)
-CUES = (_AI_NAME, _SECOND_PERSON, _IMPERATIVE, _INSTRUCTIONS, _LINK)
-"""A sentence with none of these is not scored."""
+_START_IMPERATIVE = regex.compile(
+    rf"^[^a-z0-9]{{0,6}}(?:(?:please|kindly|now|just|bitte|veuillez)\s+)?{COMMAND_VERBS}\b", _FLAGS)
+_MODAL = regex.compile(r"\b(?:must|should|shall|has\s+to|have\s+to|is\s+to|are\s+to|needs?\s+to|"
+                       r"doit|doivent|muss|mussen|soll|sollen|debe|deben)\b", _FLAGS)
+
+
+def _cues(text: str) -> int:
+    """How plainly a sentence may speak to a reader: 0 when it cannot (no second person, no
+    imperative at its start, no vocative, no model named with a modal or a please)."""
+    named = bool(_AI_NAME.search(text))
+    address = bool(_SECOND_PERSON.search(text) or _START_IMPERATIVE.search(text)
+                   or _VOCATIVE.search(text)
+                   or (named and (_MODAL.search(text) or _PLEASE.search(text))))
+    if not address:
+        return 0
+    return 1 + named + bool(_IMPERATIVE.search(text)) + bool(_INSTRUCTIONS.search(text)) \
+        + bool(_LINK.search(text))
 
 
 @dataclass(frozen=True)
@@ -106,7 +121,7 @@ def document_windows(doc: SourceDocument) -> list[Window]:
             joined = [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)
                       if len(a) < 80]
             for text in sentences + joined:
-                cues = sum(bool(cue.search(text)) for cue in CUES)
+                cues = _cues(text)
                 if cues and text not in found:
                     found[text] = (cues, Window(text[:WINDOW_CHARS], paragraph.context, channel))
     ranked = sorted(found.values(), key=lambda item: -item[0])
