@@ -1,8 +1,9 @@
 """The injection rules: what text addressed to a model and asking it to misbehave looks like.
 
 Each `Rule` names a signal family, a weight in [0, 1.2] and a pattern over *folded* text (lower
-case, accents stripped, homoglyphs folded: see `injection_text.fold`), in English, French and
-German. `imperative` rules count fully only when the verb is said to the reader (sentence start,
+case, accents stripped, homoglyphs folded: see `injection_text.fold`), in English, French,
+German and Spanish. `needs_address` rules (a bare imperative, `model_command`; an e-mail destination)
+count only right after a model reader was named (`addressed_to_model`). `imperative` rules count fully only when the verb is said to the reader (sentence start,
 "please", "you must", a vocative comma); described ("the model may ignore…"), negated ("never
 reveal…") or infinitive ("asks the model to ignore…") uses count a third or less. The scan
 (`validation.scan_injection`) adds the families found in one paragraph and weighs them by where
@@ -191,7 +192,7 @@ _AI = (
     r"chatgpt|gpt|claude|gemini|copilot|(?:ai\s+|coding\s+)?agents?|summari[sz]ers?|"
     r"(?:ai\s+)?crawlers?|automated\s+(?:screening|review|reviewer|system|assistant|tool)s?)"
 )
-_AI_ANY = (
+AI_READER = (
     rf"(?:ai\s+(?:systems?|coding\s+agents?|tools?|services?|readers?|helpers?)|(?:browsing|coding|"
     rf"autonomous|shopping|web|llm|research|e-?mail|software|ai)\s+agents?|{_AI}|ki-assistent(?:en)?|"
     r"ki-modell|ki-system|ki|sprachmodelle?|assistent(?:en)?|ia|modeles?\s+de\s+langage|"
@@ -555,7 +556,7 @@ RULES: tuple[Rule, ...] = (
        rf"nota|psst|hey|hi|hello|hallo|hola|bonjour)\s*[,:!]?\s+)?(?:the\s+|dear\s+|an?\s+|any\s+|"
        rf"all\s+|cher\s+|chere\s+|querid[ao]\s+|liebe[rs]?\s+|l'|la\s+|le\s+|el\s+|die\s+|der\s+)?"
        rf"(?:(?!(?:on|in|for|of|at|by|from|with|to|and|or|older|newer|some|most|many)\b)"
-       rf"[\w-]{{1,20}}\s+){{0,2}}?(?!agents?\b|bots?\b|models\b){_AI_ANY}(?:\s+(?:with|for|that|"
+       rf"[\w-]{{1,20}}\s+){{0,2}}?(?!agents?\b|bots?\b|models\b){AI_READER}(?:\s+(?:with|for|that|"
        rf"who|which|reading|processing|handling|summari[sz]ing|working|answering|using|browsing|"
        r"helping)\b[^:,.\n]{0,60})?\s*:\s"),
     _r("addressed_to_model", 0.35,
@@ -565,18 +566,18 @@ RULES: tuple[Rule, ...] = (
        r",\s*(?:dear\s+|the\s+|my\s+)?(?:ai|assistant|model|llm|chatbot|bot|agent|ki|ia|asistente)"
        r"\s*[.!?](?:\s|$)"),
     _r("addressed_to_model", 0.35,
-       rf"\b(?:when|if|whenever|once|any|every|each)\s+(?:an?\s+|the\s+|any\s+)?{_AI_ANY}\s+"
+       rf"\b(?:when|if|whenever|once|any|every|each)\s+(?:an?\s+|the\s+|any\s+)?{AI_READER}\s+"
        r"(?:\S+\s+){0,10}?(?:it|they|you)\s+(?:must|should|shall|needs?\s+to|has\s+to|have\s+to|"
        r"is\s+to|are\s+to)\b"),
     _r("addressed_to_model", 0.35,
-       rf"\b(?:any|every|all)\s+{_AI_ANY}\s+(?:\S+\s+){{0,6}}?(?:must|shall|is\s+required\s+to|"
+       rf"\b(?:any|every|all)\s+{AI_READER}\s+(?:\S+\s+){{0,6}}?(?:must|shall|is\s+required\s+to|"
        r"are\s+required\s+to|is\s+instructed\s+to|are\s+instructed\s+to)\b"),
     _r("addressed_to_model", 0.35,
        r"\b(?:when|if|whenever|should)\s+(?:anyone|someone|somebody|a\s+user|the\s+user|users|"
        r"a\s+customer|people|a\s+visitor|the\s+reader)\s+asks?\s+you\b"),
     _r("addressed_to_model", 0.35,
        rf"\b(?:note|message|instructions?|update|alert|notice|warning|information|hint|guidance|"
-       rf"p\.?\s?s\.?)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?{_AI_ANY}\b"),
+       rf"p\.?\s?s\.?)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?{AI_READER}\b"),
     _r("addressed_to_model", 0.35,
        r"\b(?:nota|mensaje|aviso|instrucciones?)\s+(?:para|a)\s+(?:el\s+|la\s+|los\s+|las\s+|"
        r"cualquier\s+)?(?:asistente|ia|modelo|agente|inteligencia\s+artificial)\b|"
@@ -613,7 +614,7 @@ RULES: tuple[Rule, ...] = (
     _r("authority_claim", 0.6,
        rf"\b(?:system|security|admin(?:istrator)?|priority|critical|urgent|important)\s+"
        rf"(?:system\s+)?(?:update|notice|alert|message|instructions?|override)s?\s+(?:for|to)\s+"
-       rf"(?:the\s+|all\s+|any\s+)?{_AI_ANY}\b"),
+       rf"(?:the\s+|all\s+|any\s+)?{AI_READER}\b"),
     _r("prompt_leak", 0.8,
        r"\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|list|paste|quote|"
        r"include|reply\s+(?:first\s+)?with|respond\s+with|give)\s+(?:me\s+|us\s+)?(?:\S+\s+){0,4}?"
@@ -685,11 +686,11 @@ RULES: tuple[Rule, ...] = (
        r"\ban\s+(?:das|den|die|alle)\s+(?:ki|ki-assistent(?:en)?|ki-modell|sprachmodelle?|assistenten|"
        r"chatbots?)\b|\b(?:an|fur)\s+(?:die|alle)\s+ki\b"),
     _r("addressed_to_model", 0.35,
-       rf"(?:^[ \t]*<!--[ \t]*|\[[ \t]*)(?:the\s+)?{_AI_ANY}(?:\s+\w+){{0,3}}\s*[:\]]|"
-       rf"(?:^[ \t>*\-]{{0,8}}|(?<=[.!?]\s))(?:the\s+|dear\s+)?{_AI_ANY}\s+[\u2014\u2013-]\s"),
+       rf"(?:^[ \t]*<!--[ \t]*|\[[ \t]*)(?:the\s+)?{AI_READER}(?:\s+\w+){{0,3}}\s*[:\]]|"
+       rf"(?:^[ \t>*\-]{{0,8}}|(?<=[.!?]\s))(?:the\s+|dear\s+)?{AI_READER}\s+[\u2014\u2013-]\s"),
     _r("addressed_to_model", 0.35,
        rf"\b(?:favou?r|request|word|thought|heads-up|tip|ask|plea)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|"
-       rf"every\s+|an?\s+)?(?:\w+\s+)?{_AI_ANY}\b|\b(?:whichever|whatever)\s+{_AI_ANY}\b"),
+       rf"every\s+|an?\s+)?(?:\w+\s+)?{AI_READER}\b|\b(?:whichever|whatever)\s+{AI_READER}\b"),
     _r("instruction_override", 0.35,
        rf"\b{_OVERRIDE_EN}\s+(?:the|this|that|their|his|her|my)\s+(?:\w+\s+)?(?:question|query)\b|\b(?:ignore|disregard)\s+(?:the\s+)?(?:user|customer|reader|visitor)"
        r"(?=\s*(?:[,.;:]|and\b|completely|entirely))", imperative=True),
@@ -752,11 +753,11 @@ RULES: tuple[Rule, ...] = (
        r"\bwhat\s+(?:rules|instructions|guidelines|prompt|directives)\s+(?:were|have)\s+you\s+"
        r"(?:been\s+)?given\b|\bwhat\s+(?:is|was)\s+your\s+system\s+prompt\b"),
     _r("addressed_to_model", 0.35,
-       rf"(?:^[ \t>*\-]{{0,8}}|(?<=[.!?]\s))(?:for|to)\s+(?:the|any|all|every|each)\s+{_AI_ANY}\s*:|"
+       rf"(?:^[ \t>*\-]{{0,8}}|(?<=[.!?]\s))(?:for|to)\s+(?:the|any|all|every|each)\s+{AI_READER}\s*:|"
        r"\bto\s+whoever\s+(?:is\s+)?(?:answering|reading|processing|summari[sz]ing|handling)\b|"
        r"\b(?:a|pour)\s+(?:l'|la\s+|le\s+)?\s*(?:ia|assistant|modele|agent|intelligence\s+"
        r"artificielle)\s+qui\s+(?:lit|lira|resume|traite|analyse|parcourt)\b|"
-       rf"\b(?:any|every|all)\s+{_AI_ANY}\s+(?:answering|reading|summari[sz]ing|processing|using|"
+       rf"\b(?:any|every|all)\s+{AI_READER}\s+(?:answering|reading|summari[sz]ing|processing|using|"
        r"quoting|that\s+reads|that\s+answers|that\s+uses)\b[^.\n]{0,80}?\b(?:should|must|shall|"
        r"has\s+to|needs\s+to)\b"),
     _r("exfiltration", 0.6,
@@ -782,7 +783,7 @@ RULES: tuple[Rule, ...] = (
        r"production|prod)\b|\b(?:click|press|tap|select)\s+(?:on\s+)?(?:the\s+)?[\"']?(?:buy|purchase|"
        r"order|pay|confirm|checkout|subscribe|accept|approve|allow|delete)\b", imperative=True),
     _r("addressed_to_model", 0.35,
-       rf"(?:^|(?<=[.!?(]\s{{0,3}})|\(|\[)[^.!?:\n]{{0,50}}?\b(?:{_AI_ANY}|agents?\s+with\s+"
+       rf"(?:^|(?<=[.!?(]\s{{0,3}})|\(|\[)[^.!?:\n]{{0,50}}?\b(?:{AI_READER}|agents?\s+with\s+"
        r"(?:\w+\s+){0,2}access)(?:s|-[\w-]{1,20}(?:\s+[\w-]{1,20}){0,2}|\s+(?:[a-z]{3,}ing|that|who|"
        r"which|qui|que|der|die|das|with|avec|mit|con|in\s+charge)\b[^:.!?\n]{0,60})?\s*[:\u2014\u2013]"
        r"(?!\S)"),

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import regex
 
-from ragloom.ingestion.injection_rules import _AI_ANY, COMMAND_VERBS, FRAMING, VOCABULARY
+from ragloom.ingestion.injection_rules import AI_READER, COMMAND_VERBS, FRAMING, VOCABULARY
 from ragloom.ingestion.injection_text import lay_out
 from ragloom.ingestion.validation import ValidationResult, channels
 from ragloom.providers import exemplar_model
@@ -52,11 +52,11 @@ MAX_WINDOWS = 48
 
 _FLAGS = regex.IGNORECASE | regex.MULTILINE
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_AI_NAME = regex.compile(rf"\b{_AI_ANY}\b", _FLAGS)
+_AI_NAME = regex.compile(rf"\b{AI_READER}\b", _FLAGS)
 _VOCATIVE = regex.compile(
     rf"^[^a-z0-9]{{0,6}}(?:(?:dear|hey|hi|hello|attention|note\s+(?:to|for)|message\s+(?:to|for)|"
     rf"to|for|p\.?s\.?(?:\s+(?:to|for))?|liebe[rs]?|hallo|an|cher|chere|querid[ao]|hola|nota\s+para)"
-    rf"\s+)?(?:the\s+|any\s+|all\s+|an?\s+)?(?:[\w-]{{1,20}}\s+){{0,2}}?{_AI_ANY}\b[^.!?\n]{{0,60}}?"
+    rf"\s+)?(?:the\s+|any\s+|all\s+|an?\s+)?(?:[\w-]{{1,20}}\s+){{0,2}}?{AI_READER}\b[^.!?\n]{{0,60}}?"
     r"[,:\u2014\u2013-]", _FLAGS)
 _SECOND_PERSON = regex.compile(
     r"\b(?:you|your|yours|yourself|you're|you'll|tu|toi|ton|ta|tes|vous|votre|vos|du|dich|dir|dein"
@@ -230,14 +230,3 @@ def injection_detector(embedder: object, cache_dir: Path | None = None) -> Injec
     """The process-wide detector for this embedder (built once; it embeds with `embed_array`)."""
     return detector_for(embedder, embedder.embed_array, cache_dir)  # type: ignore[attr-defined]
 
-
-def screen(doc: SourceDocument, rules: ValidationResult, detector: InjectionDetector,
-           embed: Embed) -> tuple[ValidationResult, int]:
-    """The layer's verdict on one document and the number of windows it scored."""
-    if rules.status != "clean":
-        return rules, 0
-    windows = document_windows(doc)
-    if not windows:
-        return rules, 0
-    return detector.verdict(rules, windows, detector.probabilities(matrix(windows, embed))), \
-        len(windows)
