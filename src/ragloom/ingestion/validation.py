@@ -43,6 +43,9 @@ SUSPICIOUS_SCORE = 0.45
 MENTION_CAP = 0.9
 MENTION_EXTRA = 0.1
 """Ceiling for a document whose every hit is quoted, fenced, described or negated."""
+DATA_TYPES = frozenset(("csv",))
+"""Documents that are rows of a table: a cell is data (a list of attack prompts is a common
+benign table), so a row is at most `suspicious`, never quarantined by its text alone."""
 DEFAULT_BUDGET_S = 5.0
 BUDGET_CHARS = 1_000_000
 """The scan budget is per document, and grows with documents longer than this many characters."""
@@ -58,7 +61,7 @@ _BOMS = (  # UTF-32 before UTF-16: the UTF-32-LE mark starts with the UTF-16-LE 
 )
 CHANNEL_FACTOR = {"visible": 1.0, "hidden": 1.3, "decoded": 1.3}
 """Hidden HTML text and decoded payloads are there to be read by a machine, not a person."""
-CONTEXT_FACTOR = {"prose": 1.0, "quoted": 0.35, "quote": 0.35, "code": 0.3}
+CONTEXT_FACTOR = {"prose": 1.0, "quoted": 0.3, "quote": 0.35, "code": 0.3}
 MOOD_FACTOR = {"direct": 1.0, "described": 0.35, "negated": 0.1}
 FRAMED_FACTOR = 0.4
 OBFUSCATED_FACTOR = 1.25
@@ -67,6 +70,7 @@ SECOND_HIT = 0.3
 ADDRESS_BONUS = 0.4
 """Added to a paragraph that addresses a model *and* asks it to do something."""
 DIRECTIVES_BONUS = 0.2
+STRONG_HIT = 0.5
 """Added to a paragraph where two different kinds of directive meet (override and steering…)."""
 OTHER_PARAGRAPHS = 0.3
 OTHER_PARAGRAPH_FLOOR = 0.3
@@ -88,13 +92,23 @@ _SIGNAL_OF_TRICK = {
     "letter_spacing": "letter_spacing",
     "styled_letters": "styled_letters",
 }
+COMMAND = "model_command"
+"""The weakest directive: an imperative verb, which matters only after a model was addressed."""
 _DIRECTIVES = frozenset(
     ("instruction_override", "answer_steering", "secrecy", "role_play", "prompt_leak",
-     "exfiltration", "agent_action", "encoded_instruction", "authority_claim")
+     "exfiltration", "agent_action", "encoded_instruction", "authority_claim", COMMAND)
 )
+ADDRESS_REACH = 240
+"""Characters after a model's name within which a `needs_address` hit still counts."""
 MAX_HITS_PER_RULE = 32
 """Matches of one rule kept per channel: more of the same add nothing to the score."""
+_OWN_METADATA = frozenset(("title", "source_type", "source", "source_id", "origin", "path", "lang", "type",
+                           "section", "headings", "hidden_text", "injection_signals"))
+"""Metadata the loaders derive from the text or the path: not scanned twice."""
 _WORDS = re.compile(r"[a-z0-9]+")
+_HUMAN_TURN = re.compile(r"^[ \t]*(?:user|customer|human|client|caller|visitor|patient|guest|me|q)\s*:",
+                         re.MULTILINE)
+_SPEAKER_LABEL = re.compile(r"^(?:the\s+)?(?:ai|assistant|ai\s+assistant|bot|chatbot|agent|model)\s*:$")
 _LEAD_CHARS = 60
 _WRAPPED_LINE = 50
 _FRAME_CHARS = 80
@@ -292,9 +306,35 @@ def _strongest_per_span(hits: list[Hit]) -> list[Hit]:
     return kept
 
 
+def _not_speakers(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> list[Hit]:
+    """Drop `Assistant:`-style labels from texts that also give a person's turn (`Customer:`):
+    there the label names who speaks, not who is spoken to."""
+    transcripts = {i for i, (_, layout) in enumerate(layouts) if _HUMAN_TURN.search(layout.text)}
+    return [h for h in hits if not (h.rule.signal == "addressed_to_model" and h.key[1] in transcripts
+                                    and _SPEAKER_LABEL.match(h.excerpt))]
+
+
+def _addressed_only(hits: list[Hit]) -> list[Hit]:
+    """Drop the hits of `needs_address` rules that do not follow a model's name closely (or
+    precede a trailing name: "…, assistant.") in the same paragraph; a chat-turn marker counts
+    as a name for all of them but the bare command (template docs show user turns)."""
+    names = [h for h in hits if h.rule.signal in ("addressed_to_model", "system_prompt_marker")]
+    return [h for h in hits if not h.rule.needs_address or any(
+        n.key == h.key and (0 <= h.span[0] - n.span[1] <= ADDRESS_REACH
+                            or 0 <= n.span[0] - h.span[1] <= ADDRESS_REACH // 2)
+        and (n.rule.signal == "addressed_to_model" or h.rule.signal != COMMAND)
+        for n in names)]
+
+
 def _paragraph_score(hits: list[Hit], addressed: float) -> tuple[float, float]:
     """(score, directive part) of one paragraph: families add up, the best hit of a family counts
-    fully and the second in part; asking something of a model that was addressed adds a bonus."""
+    fully and the second in part; asking something (plainly: not quoted, described or framed)
+    of a model that was addressed adds a bonus, and so do two kinds of directive together when
+    a model was addressed or one of them is strong.
+
+    A bare command (`model_command`: an imperative verb right after a model was named) never
+    counts as a second kind of directive.
+    """
     by_family: dict[str, list[float]] = defaultdict(list)
     for hit in hits:
         by_family[hit.rule.signal].append(hit.weight)
@@ -305,10 +345,12 @@ def _paragraph_score(hits: list[Hit], addressed: float) -> tuple[float, float]:
         total += value
         if family in _DIRECTIVES:
             directive += value
-    if addressed and directive:
+    asked = any(h.rule.signal in _DIRECTIVES and not h.mention for h in hits)
+    if addressed and asked:
         total += ADDRESS_BONUS * addressed
         directive += ADDRESS_BONUS * addressed
-    if len(_DIRECTIVES & by_family.keys()) >= 2:
+    strong = addressed or max(h.weight for h in hits) >= STRONG_HIT
+    if strong and len((_DIRECTIVES - {COMMAND}) & by_family.keys()) >= 2:
         total += DIRECTIVES_BONUS
         directive += DIRECTIVES_BONUS
     return total, directive
@@ -341,11 +383,14 @@ def _document_score(hits: list[Hit]) -> float:
     return scores[0][0] + OTHER_PARAGRAPHS * sum(sorted(others, reverse=True)[:3])
 
 
-def _channels(doc: SourceDocument) -> list[tuple[str, str]]:
-    """(channel, text) pairs: the visible text, each hidden passage, each decoded payload."""
+def channels(doc: SourceDocument) -> list[tuple[str, str]]:
+    """(channel, text) pairs: the visible text, each hidden passage, the free-text metadata a
+    document declares (front matter, CSV columns), each decoded payload."""
     hidden = doc.metadata.get("hidden_text") or []
     texts = [("visible", doc.text)]
     texts += [("hidden", str(h)) for h in (hidden if isinstance(hidden, list) else [hidden])]
+    texts += [("hidden", value) for key, value in doc.metadata.items()
+              if key not in _OWN_METADATA and isinstance(value, str) and " " in value.strip()]
     decoded = [("decoded", text) for _, raw in texts for _, text in payloads(raw)]
     return texts + decoded
 
@@ -374,22 +419,25 @@ def _verdict(score: float, signals: list[str], evidence: list[str]) -> Validatio
 
 def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     layouts = []
-    for channel, text in _channels(doc):
+    for channel, text in channels(doc):
         _remaining(deadline)
         layouts.append((channel, lay_out(text, VOCABULARY)))
     hits: list[Hit] = []
     for index, (channel, layout) in enumerate(layouts):
         _remaining(deadline)
         hits.extend(_hits(layout, channel, index, deadline))
-    hits = _strongest_per_span([h for h in hits if h.weight >= 0.05])
+    hits = _addressed_only(_not_speakers(
+        _strongest_per_span([h for h in hits if h.weight >= 0.05]), layouts))
     score = _document_score(hits)
     directives = [h for h in hits if h.weight >= 0.1 and h.rule.signal in _DIRECTIVES]
-    if not directives:
+    if all(h.rule.signal == COMMAND for h in directives):  # a bare command: at most suspicious
         score = min(score, MENTION_CAP)
-    elif all(h.mention for h in directives):  # cited attacks do not add up
+    if directives and all(h.mention for h in directives):  # cited attacks do not add up
         score = min(score, MENTION_CAP, max(h.weight for h in hits) + MENTION_EXTRA)
     tricks = _tricks(layouts)
     score += sum(OBFUSCATION_WEIGHT.get(trick, 0.0) for trick in tricks)
+    if doc.metadata.get("source_type") in DATA_TYPES:
+        score = min(score, MENTION_CAP)
     signals = {h.rule.signal for h in hits if h.weight >= 0.1}
     signals |= {_SIGNAL_OF_TRICK[t] for t in tricks}
     if any(h.key[0] == "hidden" and h.weight >= 0.1 for h in hits):

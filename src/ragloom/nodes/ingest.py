@@ -642,7 +642,7 @@ def embed(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
             reason = injection_semantic.unsuited(deps.embedder)
             if reason is None:
                 start = time.perf_counter()
-                update["batch"] = _semantic_screen(items, vectors, deps, step)
+                update["batch"] = _semantic_screen(items, deps, step)
                 stage_ms["semantic_screen"] = (time.perf_counter() - start) * 1000
             else:
                 step.note(semantic_off=reason)
@@ -651,33 +651,28 @@ def embed(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
             "stage_ms": {"embed": step.elapsed_ms(), **stage_ms}, "trace": step.trace()}
 
 
-def _semantic_screen(items: list[WorkItem], vectors: np.ndarray, deps: IngestDeps,
-                     step: StageClock) -> list[WorkItem]:
-    """Flag the new documents the rules found clean whose windows read like an injection.
+def _semantic_screen(items: list[WorkItem], deps: IngestDeps, step: StageClock) -> list[WorkItem]:
+    """Flag the new documents the rules found clean that hold a sentence addressed to a model.
 
-    The windows are the document's chunks (the vectors just computed, in batch order) and its
-    hidden and decoded passages (embedded here, in one call).
+    The sentences with a cue of address (`injection_semantic.document_windows`) of every such
+    document in the batch are embedded in one call and scored.
     """
     detector = injection_semantic.injection_detector(deps.embedder,
                                                      deps.settings.resolved_cache_dir())
-    chunk_p = detector.probabilities(vectors)
-    docs = {(i, d.doc_id): d for i, item in enumerate(items) for d in item.documents}
-    best: dict[tuple[int, str], float] = {}
-    offset = 0
-    for i, item in enumerate(items):
-        for c in item.chunks:
-            key = (i, c.doc_id)
-            if not c.metadata.get("suspicious"):
-                best[key] = max(best.get(key, 0.0), float(chunk_p[offset]))
-            offset += 1
-    extra = [(key, text) for key in best for text in injection_semantic.extra_windows(docs[key])]
-    if extra:
-        extra_p = detector.probabilities(deps.embedder.embed_array([t for _, t in extra]))
-        for (key, _), p in zip(extra, extra_p, strict=True):
-            best[key] = max(best[key], float(p))
     clean = ValidationResult(status="clean")
-    verdicts = {key: v for key, p in best.items()
-                if (v := detector.verdict(clean, p)).status == "suspicious"}
+    windows = {(i, d.doc_id): injection_semantic.document_windows(d)
+               for i, item in enumerate(items) for d in item.documents
+               if not any(c.metadata.get("suspicious") for c in item.chunks if c.doc_id == d.doc_id)}
+    flat = [w for ws in windows.values() for w in ws]
+    rows = injection_semantic.matrix(flat, deps.embedder.embed_array)
+    probabilities = detector.probabilities(rows) if flat else np.zeros(0, dtype=np.float32)
+    verdicts: dict[tuple[int, str], ValidationResult] = {}
+    offset = 0
+    for key, ws in windows.items():
+        verdict = detector.verdict(clean, ws, probabilities[offset:offset + len(ws)])
+        offset += len(ws)
+        if verdict.status == "suspicious":
+            verdicts[key] = verdict
     batch = []
     for i, item in enumerate(items):
         flagged = {doc_id: v for (n, doc_id), v in verdicts.items() if n == i}
@@ -690,7 +685,7 @@ def _semantic_screen(items: list[WorkItem], vectors: np.ndarray, deps: IngestDep
         chunks = [c.model_copy(update={"metadata": _flagged(c.metadata, flagged[c.doc_id])})
                   if c.doc_id in flagged else c for c in item.chunks]
         batch.append(item.model_copy(update={"chunks": chunks, "result": result}))
-    step.detail.update(semantic_windows=len(vectors) + len(extra), semantic_flagged=[
+    step.detail.update(semantic_windows=len(flat), semantic_flagged=[
         f"{doc_id}: {v.evidence[0]}" for (_, doc_id), v in verdicts.items()][:TRACED_VERDICTS])
     return batch
 
