@@ -202,15 +202,19 @@ def _summary(report: IngestionReport, *, list_unchanged: bool) -> None:
         table.add_row(escape(_display(s.source_id)),
                       f"[{styles.get(s.status, 'green')}]{s.status}[/]", str(s.documents),
                       str(s.chunks), str(s.embeddings_computed), escape(notes))
-    if shown:
+    settled = report.unchanged if list_unchanged else []
+    for source_id in settled:  # settled from their stat: not read, so no counts
+        table.add_row(escape(_display(source_id)), "[dim]unchanged[/]", "", "", "0", "")
+    if shown or settled:
         out.print(table)
+    hidden = report.count("unchanged") if not list_unchanged else 0
     counts = ", ".join(f"{n} {st}" for st in ("ingested", "updated", "unchanged", "removed",
                                                "quarantined", "failed")
                        if (n := report.count(st)))
     out.print(f"{counts or 'no sources'}; {report.chunks_written} chunks written, "
               f"{report.embeddings_computed} embeddings computed in {report.total_ms / 1000:.1f} s"
               + ("; collection rebuilt (--reindex)" if report.reindexed else "")
-              + ("" if len(shown) == len(report.sources) else "; -v lists the unchanged sources"))
+              + ("; -v lists the unchanged sources" if hidden else ""))
     if report.skipped:
         out.print(f"skipped {len(report.skipped)} file(s):", highlight=False)
         for source_id, reason in list(report.skipped.items())[:SKIPPED_SHOWN]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ def test_ingest_table_lists_changed_sources_and_counts_unchanged_ones(tmp_path: 
     kb.mkdir()
     (kb / "a.md").write_text("# A\n\nThe hub answers on port 8642.\n")
     (kb / "b.md").write_text("# B\n\nThe mast is 2.4 m tall.\n")
+    os.utime(kb / "a.md", ns=(1_700_000_000_000_000_000,) * 2)  # old: settled from its stat
     argv = ["ingest", str(kb), "-c", "clitest", "--data-dir", str(tmp_path / "data")]
     assert runner.invoke(app, argv).exit_code == 0
     (kb / "b.md").write_text("# B\n\nThe mast is 3.1 m tall.\n")
@@ -61,7 +63,10 @@ def test_ingest_table_lists_changed_sources_and_counts_unchanged_ones(tmp_path: 
     assert "1 updated, 1 unchanged" in flat and "-v lists the unchanged sources" in flat
 
     verbose = runner.invoke(app, [*argv, "-v"])
-    assert "a.md" in verbose.stdout and "b.md" in verbose.stdout
+    assert "a.md" in verbose.stdout and "-v lists" not in verbose.stdout
+
+    settled = runner.invoke(app, [*argv, "--json"])
+    assert str((kb / "a.md").resolve()) in json.loads(settled.stdout)["unchanged"]
 
 
 def test_unknown_profile_and_bad_filter_fail_with_clear_messages(tmp_path: Path) -> None:
