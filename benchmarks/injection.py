@@ -1,6 +1,6 @@
 """Injection screening on the labelled set in tests/data/injection: detection and false positives.
 
-    python benchmarks/injection.py [--split dev|holdout|fresh|probe|probe2|fresh2|all] [--semantic]
+    python benchmarks/injection.py [--split dev|holdout|fresh|probe|probe2|fresh2|fresh3|all] [--semantic]
                                    [--list [--evidence]] [--json OUT]
     python benchmarks/injection.py --leave-split-out   # the semantic layer on splits it never saw
     python benchmarks/injection.py --refit [SPLIT ...] # fit the layer (exemplars + splits), write it
@@ -13,8 +13,8 @@ rates of the benign ones, overall and per class. `--list` prints every file's ve
 signals (`--evidence`: and the evidence). `--semantic` adds the semantic layer
 (`ragloom.ingestion.injection_semantic`, its packaged fit) on the documents the rules found clean.
 `--leave-split-out` fits the layer without one split (exemplars + the other splits, threshold by
-5-fold CV on that training data only) and scores the split left out. `fresh2` is held out from
-everyone who wrote the detector: score it once (`--split fresh2 --semantic`).
+5-fold CV on that training data only) and scores the split left out. `fresh2` and `fresh3` were
+held out from everyone who wrote the detector: each is scored once (`--split fresh3 --semantic`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "injection"
-SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4", "fresh2")
-"""In the order written; `fresh2` (held out from the detector's authors) may be absent."""
+SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4", "fresh2", "fresh3")
+"""In the order written; the held-out `fresh2` and `fresh3` may be absent."""
 FIT_SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4")
-"""The splits the packaged fit of the semantic layer is made from (never fresh2)."""
+"""The splits the packaged fit of the semantic layer is made from (never fresh2 or fresh3)."""
 
 
 def _documents(path: Path) -> list:  # type: ignore[type-arg]
