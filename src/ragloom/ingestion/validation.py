@@ -389,7 +389,7 @@ def channels(doc: SourceDocument) -> list[tuple[str, str]]:
     hidden = doc.metadata.get("hidden_text") or []
     texts = [("visible", doc.text)]
     texts += [("hidden", str(h)) for h in (hidden if isinstance(hidden, list) else [hidden])]
-    texts += [("hidden", value) for key, value in doc.metadata.items()
+    texts += [("hidden", f"{key}:\n{value}") for key, value in doc.metadata.items()
               if key not in _OWN_METADATA and isinstance(value, str) and " " in value.strip()]
     decoded = [("decoded", text) for _, raw in texts for _, text in payloads(raw)]
     return texts + decoded
