@@ -417,6 +417,15 @@ def _verdict(score: float, signals: list[str], evidence: list[str]) -> Validatio
                             evidence=evidence, reason="no injection signals above threshold")
 
 
+def _lone_override(hits: list[Hit]) -> bool:
+    """True when the only signal is one visible override ("ignore the previous steps"), nothing
+    asked and no model named: manuals say this to people, so (unless the text is disguised) it
+    flags but does not quarantine."""
+    strong = [h for h in hits if h.weight >= 0.1]
+    return (len(strong) == 1 and strong[0].rule.signal == "instruction_override"
+            and strong[0].key[0] == "visible")
+
+
 def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     layouts = []
     for channel, text in channels(doc):
@@ -435,6 +444,8 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     if directives and all(h.mention for h in directives):  # cited attacks do not add up
         score = min(score, MENTION_CAP, max(h.weight for h in hits) + MENTION_EXTRA)
     tricks = _tricks(layouts)
+    if not tricks and _lone_override(hits):
+        score = min(score, MENTION_CAP)
     score += sum(OBFUSCATION_WEIGHT.get(trick, 0.0) for trick in tricks)
     if doc.metadata.get("source_type") in DATA_TYPES:
         score = min(score, MENTION_CAP)
