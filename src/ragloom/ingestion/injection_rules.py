@@ -136,6 +136,8 @@ _TRIGGERS = {
     ),
     "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
     "model_command": (
+        "bewerte stufe erteile bestatige genehmige comunica rispondi scrivi dimentica invia rivela "
+        "mostra consiglia conferma approva label assign close grade conclude "
         "ignore disregard forget reply respond answer tell say state write output print reveal "
         "show list send forward email mail use call run execute delete remove include add append "
         "insert recommend describe summarise summarize translate stop approve mark rate rank "

@@ -417,13 +417,18 @@ def _verdict(score: float, signals: list[str], evidence: list[str]) -> Validatio
                             evidence=evidence, reason="no injection signals above threshold")
 
 
+_SWEEPING = re.compile(
+    r"\b(?:all|any|every|everything|above|your|you|system|todas|tous|toutes|alle|deine)\b")
+"""Words that make an override sweep over whatever a reader was told, not one old version's steps."""
+
+
 def _lone_override(hits: list[Hit]) -> bool:
-    """True when the only signal is one visible override ("ignore the previous steps"), nothing
-    asked and no model named: manuals say this to people, so (unless the text is disguised) it
-    flags but does not quarantine."""
+    """True when the only signal is one visible override of some earlier text ("ignore the previous
+    steps", not "ignore all your instructions"), with nothing asked and no model named: manuals
+    say this to people, so (unless the text is disguised) it flags but does not quarantine."""
     strong = [h for h in hits if h.weight >= 0.1]
     return (len(strong) == 1 and strong[0].rule.signal == "instruction_override"
-            and strong[0].key[0] == "visible")
+            and strong[0].key[0] == "visible" and not _SWEEPING.search(strong[0].excerpt))
 
 
 def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
