@@ -52,6 +52,7 @@ _TRIGGERS = {
         " missachtet den das die obigen obige vorherigen text inhalt"
     ),
     "addressed_to_model": (
+        " taalmodel taalmodellen linguagem modello assistente virtual virtuale intelligenza jedes jede jeden "
         " istruzione istruzioni nota messaggio avviso anweisung hinweis nachricht notiz lieber liebe caro"
         " cara greetings falls wenn se che canonical official correct the should must shall "
         "ai assistant assistants chatbot chatbots chat bot bots model models llm llms chatgpt gpt "
@@ -136,6 +137,8 @@ _TRIGGERS = {
     ),
     "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
     "model_command": (
+        "negeer vergeet zeg antwoord raad geef stuur toon diga responda revele envie mostre "
+        "recomende informe esqueca "
         "bewerte stufe erteile bestatige genehmige comunica rispondi scrivi dimentica invia rivela "
         "mostra consiglia conferma approva label assign close grade conclude "
         "ignore disregard forget reply respond answer tell say state write output print reveal "
@@ -205,9 +208,10 @@ AI_READER = (
     rf"autonomous|shopping|web|llm|research|e-?mail|software|ai)\s+agents?|{_AI}|ki-assistent(?:en)?|"
     r"ki-modell|ki-system|ki|sprachmodelle?|assistent(?:en)?|ia|modeles?\s+de\s+langage|"
     r"intelligence\s+artificielle|asistente|modelo(?:\s+de\s+lenguaje)?|agente|"
-    r"inteligencia\s+artificial)"
+    r"inteligencia\s+artificial|ai-assistent(?:en)?|taalmodel(?:len)?|modelo\s+de\s+linguagem|"
+    r"modello(?:\s+linguistico)?|assistente(?:\s+virtuale?)?|intelligenza\s+artificiale)"
 )
-"""Names of a model reader in English, German, French and Spanish."""
+"""Names of a model reader in English, German, French, Spanish, Italian, Portuguese and Dutch."""
 COMMAND_VERBS = (
     r"(?:ignore|disregard|forget|reply|respond|answer|tell|say|state|write|output|print|"
     r"reveal|show|list|send|forward|e-?mail|mail|use|call|run|execute|delete|remove|include|add|"
@@ -228,7 +232,9 @@ COMMAND_VERBS = (
     r"ejecuta|reenvia|menciona|"
     r"bewerte|stufe|erteile|bestatige|genehmige|"
     r"comunica|rispondi|scrivi|dimentica|invia|rivela|mostra|consiglia|conferma|approva|"
-    r"label|assign|close|grade|conclude)"
+    r"label|assign|close|grade|conclude|"
+    r"negeer|vergeet|zeg|antwoord|raad|geef|stuur|toon|"
+    r"diga|responda|revele|envie|mostre|recomende|informe|esqueca)"
 )
 """Imperative verbs (EN, FR, DE, ES) a command to a model starts with."""
 _AUDIENCE = (
@@ -866,6 +872,8 @@ RULES: tuple[Rule, ...] = (
        r"qualsiasi\s+|ogni\s+)?\s*(?:assistente|ia|modello|agente|intelligenza\s+artificiale)\b|"
        r"\b(?:anweisung|hinweis|nachricht|notiz)\s+(?:fur|an)\s+(?:den\s+|die\s+|das\s+|jede[ns]?\s+)?"
        r"(?:ki\b|ki-\w+|sprachassistent(?:en)?|sprachmodell|assistent(?:en)?)|"
+       r"\ban\s+(?:jede[ns]?|alle|das|den|die)\s+(?:ki\b|ki-\w+|sprachmodelle?|sprachassistent(?:en)?|"
+       r"assistent(?:en)?)|"
        r"\b(?:lieber|liebe)\s+(?:\w+-?)?(?:assistent|sprachassistent|ki)\b|"
        r"\b(?:caro|cara)\s+(?:assistente|modello|ia)\b"),
     _r("addressed_to_model", 0.35,
