@@ -7,7 +7,7 @@ attribute or inline style (display, visibility, tiny fonts, zero opacity, white 
 on no background, off-screen positioning, clipping), by a class or id that a `<style>` block hides,
 or written as a comment — is returned apart as `hidden_text`, for the injection scan, together
 with the text of attributes a reader does not see on the page (`alt`, `title`, `aria-label`…) and
-of `<meta>` tags (description, keywords…).
+of `<meta>` tags (description, keywords…) and of data `<script>` blocks (JSON, plain text).
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ _SIMPLE_SELECTOR = re.compile(r"^(?:[a-z][a-z0-9]{0,10})?([.#])([\w-]{1,80})$", 
 _CLIP = re.compile(r"rect\(\s*0|inset\(\s*(?:50%|100%)", re.IGNORECASE)
 TEXT_ATTRIBUTES = ("alt", "title", "aria-label", "aria-description", "placeholder")
 """Attributes whose text software reads but the page does not show."""
+_DATA_SCRIPT = re.compile(r"^(?:text/plain|text/markdown|text/x-[\w.-]{1,40}|application/(?:ld\+)?json)$")
+"""`<script>` types that hold data (JSON, plain text, templates) rather than code to run."""
 
 
 def _length(value: str) -> tuple[float, str] | None:
@@ -255,5 +257,8 @@ def html_to_text(
             for tag in soup.find_all("meta")
             if isinstance(tag, Tag) and tag.get("content")
             and (tag.get("name") or tag.get("property") or tag.get("http-equiv"))}
+    data = [_WHITESPACE.sub(" ", tag.get_text()).strip() for tag in soup.find_all("script")
+            if isinstance(tag, Tag) and _DATA_SCRIPT.match(str(tag.get("type", "")).strip().lower())]
     hidden = walk.hidden + [value for value in meta.values() if " " in value]
+    hidden += [block for block in data if " " in block]
     return text, {"title": title or None, "lang": lang, "hidden_text": hidden, "meta": meta}

@@ -52,6 +52,9 @@ _TRIGGERS = {
         " missachtet den das die obigen obige vorherigen text inhalt"
     ),
     "addressed_to_model": (
+        " taalmodel taalmodellen linguagem modello assistente virtual virtuale intelligenza jedes jede jeden "
+        " istruzione istruzioni nota messaggio avviso anweisung hinweis nachricht notiz lieber liebe caro"
+        " cara greetings falls wenn se che canonical official correct the should must shall "
         "ai assistant assistants chatbot chatbots chat bot bots model models llm llms chatgpt gpt "
         "claude gemini copilot agent agents summarizer summariser summarizers summarisers crawler "
         "crawlers automated intelligence language ia modele robot ki assistent assistenten "
@@ -63,6 +66,8 @@ _TRIGGERS = {
         " ai assistant model llm chatbot ki ia asistente"
     ),
     "answer_steering": (
+        " correct right true official used summaries answers responses replies automated request"
+        " question query template every each "
         "tell inform remind warn advise convince assure persuade urge respond reply answer answers "
         "say state claim assert mention add responses replies summary summaries output outputs "
         "always never only describe present portray depict frame rank leave omit hide suppress "
@@ -77,6 +82,7 @@ _TRIGGERS = {
         " kindly please note stress point emphasise emphasize"
     ),
     "secrecy": (
+        " mention "
         "not don never without avoid refrain explain keep treat confirmed sans ne ohne erwahne"
         " revele revelez divulgue divulguez jamais dis parle parlez reveles digas menciones"
         " verschweige"
@@ -84,6 +90,7 @@ _TRIGGERS = {
         " parle parles parlez dis mentionne revele frag frage fragen it"
     ),
     "role_play": (
+        " here now starting henceforth speak voice bist ora adesso partir desde "
         "you dan pretend play act role character refuse refuses anything free longer abide obey "
         "immerse mode yourself game unrestricted unfiltered uncensored jailbroken jailbreak "
         "developer god maintenance admin debug sudo vous du sans ohne"
@@ -130,6 +137,10 @@ _TRIGGERS = {
     ),
     "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
     "model_command": (
+        "negeer vergeet zeg antwoord raad geef stuur toon diga responda revele envie mostre "
+        "recomende informe esqueca "
+        "bewerte stufe erteile bestatige genehmige comunica rispondi scrivi dimentica invia rivela "
+        "mostra consiglia conferma approva label assign close grade conclude "
         "ignore disregard forget reply respond answer tell say state write output print reveal "
         "show list send forward email mail use call run execute delete remove include add append "
         "insert recommend describe summarise summarize translate stop approve mark rate rank "
@@ -197,9 +208,10 @@ AI_READER = (
     rf"autonomous|shopping|web|llm|research|e-?mail|software|ai)\s+agents?|{_AI}|ki-assistent(?:en)?|"
     r"ki-modell|ki-system|ki|sprachmodelle?|assistent(?:en)?|ia|modeles?\s+de\s+langage|"
     r"intelligence\s+artificielle|asistente|modelo(?:\s+de\s+lenguaje)?|agente|"
-    r"inteligencia\s+artificial)"
+    r"inteligencia\s+artificial|ai-assistent(?:en)?|taalmodel(?:len)?|modelo\s+de\s+linguagem|"
+    r"modello(?:\s+linguistico)?|assistente(?:\s+virtuale?)?|intelligenza\s+artificiale)"
 )
-"""Names of a model reader in English, German, French and Spanish."""
+"""Names of a model reader in English, German, French, Spanish, Italian, Portuguese and Dutch."""
 COMMAND_VERBS = (
     r"(?:ignore|disregard|forget|reply|respond|answer|tell|say|state|write|output|print|"
     r"reveal|show|list|send|forward|e-?mail|mail|use|call|run|execute|delete|remove|include|add|"
@@ -217,7 +229,12 @@ COMMAND_VERBS = (
     r"antworte|sag|sage|schreibe?|sende|schicke|leite|gib|zeige?|nenne|empfiehl|losche|fuhre|"
     r"verwende|nutze|ignoriere|vergiss|teile|erwahne|behaupte|"
     r"ignora|olvida|responde|di|dile|escribe|envia|revela|muestra|recomienda|elimina|borra|usa|"
-    r"ejecuta|reenvia|menciona)"
+    r"ejecuta|reenvia|menciona|"
+    r"bewerte|stufe|erteile|bestatige|genehmige|"
+    r"comunica|rispondi|scrivi|dimentica|invia|rivela|mostra|consiglia|conferma|approva|"
+    r"label|assign|close|grade|conclude|"
+    r"negeer|vergeet|zeg|antwoord|raad|geef|stuur|toon|"
+    r"diga|responda|revele|envie|mostre|recomende|informe|esqueca)"
 )
 """Imperative verbs (EN, FR, DE, ES) a command to a model starts with."""
 _AUDIENCE = (
@@ -849,6 +866,48 @@ RULES: tuple[Rule, ...] = (
     _r("answer_steering", 0.35,
        r"\b(?:kindly|please)\s+(?:note|mention|state|say|add|stress|point\s+out|emphasi[sz]e)\s+that\b",
        imperative=True),
+    # -- round five: Italian and German addresses, role set-ups, answer-fixing statements ----
+    _r("addressed_to_model", 0.35,
+       r"\b(?:istruzion[ei]|nota|messaggio|avviso)\s+(?:per|a)\s+(?:l'|il\s+|lo\s+|la\s+|gli\s+|"
+       r"qualsiasi\s+|ogni\s+)?\s*(?:assistente|ia|modello|agente|intelligenza\s+artificiale)\b|"
+       r"\b(?:anweisung|hinweis|nachricht|notiz)\s+(?:fur|an)\s+(?:den\s+|die\s+|das\s+|jede[ns]?\s+)?"
+       r"(?:ki\b|ki-\w+|sprachassistent(?:en)?|sprachmodell|assistent(?:en)?)|"
+       r"\ban\s+(?:jede[ns]?|alle|das|den|die)\s+(?:ki\b|ki-\w+|sprachmodelle?|sprachassistent(?:en)?|"
+       r"assistent(?:en)?)|"
+       r"\b(?:lieber|liebe)\s+(?:\w+-?)?(?:assistent|sprachassistent|ki)\b|"
+       r"\b(?:caro|cara)\s+(?:assistente|modello|ia)\b"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:hello|hi|hey|greetings|a\s+note)\s+to\s+(?:whichever|whatever|any|every|each|the)\s+"
+       rf"(?:\w+\s+)?{AI_READER}\b|\bif\s+you\s+(?:happen\s+to\s+be|are)\s+(?:an?\s+)?(?:\w+\s+)?"
+       rf"{AI_READER}\b|\b(?:the|an?|any)\s+{AI_READER}\s+(?:should|must|shall|is\s+to|needs\s+to|"
+       r"has\s+to)\s+(?:always\s+)?(?:answer|say|reply|respond|state|claim|tell\s+(?:\S+\s+){1,2}?)\s*that\b"),
+    _r("addressed_to_model", 0.35,
+       r"\b(?:falls|wenn)\s+du\s+(?:diese[ns]?\s+)?(?:seite|text|dokument|e-?mail|nachricht)\s+liest\b|"
+       r"\bse\s+(?:stai\s+leggendo|leggi)\s+(?:questa|questo)\b|"
+       r"\bche\s+legge\s+(?:questa|questo)\s+(?:e-?mail|pagina|documento|testo|messaggio)\b"),
+    _r("addressed_to_model", 0.45,
+       r"^[ \t#*>-]{0,6}[\w-]{0,30}(?:[_-](?:for|to)[_-]|_)(?:assistants?|llms?|ai|models?|bots?|agents?|"
+       r"chatbots?)\b[\w-]{0,20}\s*[:=]|^[ \t#*>-]{0,6}(?:canonical|official|correct)[_-]answer\s*[:=]"),
+    _r("role_play", 0.6,
+       r"\b(?:from\s+(?:here|now)\s+on|starting\s+now|henceforth),?\s+(?:pretend\s+to\s+be|act\s+as|"
+       r"play|become|you\s+are)\b|\b(?:act\s+as|pretend\s+to\s+be|speak\s+as)\s+(?:\S+\s+){0,5}?"
+       r"from\s+now\s+on\b|\bspeak\s+in\s+(?:her|his|their)\s+voice\b|"
+       r"\bdu\s+bist\s+(?:ab\s+jetzt|ab\s+sofort|von\s+nun\s+an|jetzt|nun)\s+(?:der|die|das|ein|eine)\b|"
+       r"\b(?:d'ora\s+in\s+poi|da\s+ora\s+in\s+poi|da\s+adesso)\s+(?:sei|fingi|interpreta)\b|"
+       r"\b(?:a\s+partir\s+de\s+ahora|desde\s+ahora)\s+(?:eres|finge|actua\s+como)\b"),
+    _r("answer_steering", 0.5,
+       r"\bthe\s+(?:correct|right|only|true|official)\s+answer\s+(?:is\s+always|to\s+(?:any|every)\s+"
+       r"question)\b|\bwhen\s+this\s+(?:page|document|text|file|article|faq|glossary)\s+is\s+used\s+to\s+"
+       r"(?:answer|respond)\b|\b(?:summaries|answers|responses|replies)\s+(?:of|to|about|based\s+on|"
+       r"drawing\s+on)\s+this\s+(?:page|document|text|file|article|faq|glossary|report)\s+(?:are\s+"
+       r"expected\s+to|must|should|shall|are\s+to)\b|\b(?:automated|ai|machine)[- ](?:generated\s+)?"
+       r"(?:summaries|answers|replies|responses)\s+(?:must|should|shall|are\s+to|are\s+expected\s+to)\b|"
+       r"\b(?:every|each|any)\s+(?:\w+\s+)?(?:request|question|query)\s+(?:referring\s+to|about|"
+       r"concerning)\s+this\s+(?:page|document|text|policy)\s+is\s+(?:approved|answered|granted)\b|"
+       r"\buse\s+(?:this\s+|the\s+)?template\s+for\s+every\s+(?:reply|answer|response)\b|"
+       r"\buse_template_for_every_reply\b"),
+    _r("secrecy", 0.45, r"\bdo\s+not\s+mention\s+the\s+(?:calendar|table|list|policy|rules?|text|page)"
+       r"\s+above\b", imperative=True),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"

@@ -389,7 +389,7 @@ def channels(doc: SourceDocument) -> list[tuple[str, str]]:
     hidden = doc.metadata.get("hidden_text") or []
     texts = [("visible", doc.text)]
     texts += [("hidden", str(h)) for h in (hidden if isinstance(hidden, list) else [hidden])]
-    texts += [("hidden", value) for key, value in doc.metadata.items()
+    texts += [("hidden", f"{key}:\n{value}") for key, value in doc.metadata.items()
               if key not in _OWN_METADATA and isinstance(value, str) and " " in value.strip()]
     decoded = [("decoded", text) for _, raw in texts for _, text in payloads(raw)]
     return texts + decoded
@@ -417,6 +417,20 @@ def _verdict(score: float, signals: list[str], evidence: list[str]) -> Validatio
                             evidence=evidence, reason="no injection signals above threshold")
 
 
+_SWEEPING = re.compile(
+    r"\b(?:all|any|every|everything|above|your|you|system|todas|tous|toutes|alle|deine)\b")
+"""Words that make an override sweep over whatever a reader was told, not one old version's steps."""
+
+
+def _lone_override(hits: list[Hit]) -> bool:
+    """True when the only signal is one visible override of some earlier text ("ignore the previous
+    steps", not "ignore all your instructions"), with nothing asked and no model named: manuals
+    say this to people, so (unless the text is disguised) it flags but does not quarantine."""
+    strong = [h for h in hits if h.weight >= 0.1]
+    return (len(strong) == 1 and strong[0].rule.signal == "instruction_override"
+            and strong[0].key[0] == "visible" and not _SWEEPING.search(strong[0].excerpt))
+
+
 def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     layouts = []
     for channel, text in channels(doc):
@@ -435,6 +449,8 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     if directives and all(h.mention for h in directives):  # cited attacks do not add up
         score = min(score, MENTION_CAP, max(h.weight for h in hits) + MENTION_EXTRA)
     tricks = _tricks(layouts)
+    if not tricks and _lone_override(hits):
+        score = min(score, MENTION_CAP)
     score += sum(OBFUSCATION_WEIGHT.get(trick, 0.0) for trick in tricks)
     if doc.metadata.get("source_type") in DATA_TYPES:
         score = min(score, MENTION_CAP)
