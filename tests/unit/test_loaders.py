@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import io
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -630,3 +631,12 @@ def test_ingest_options_and_detection_fill_what_documents_do_not_declare(tmp_pat
     assert isinstance(doc.metadata["last_modified"], int)  # the file's modification time
     (doc,) = _load(path, IngestSettings(detect_language=False))
     assert "lang" not in doc.metadata
+
+
+@pytest.mark.parametrize("path", ["a.md", "/x/y.MD", "/x.md/y", "a.tar.gz", "/a/.md", "..md", "a.",
+                                  "/d/b.csv", "/d/.hidden.txt", "noext", "/x/y/z.html", "a..txt",
+                                  "/a/b/.c.d/e.pdf", "/a/b.jsonl"])
+def test_the_fast_extension_check_reads_names_as_splitext_does(path: str) -> None:
+    from ragloom.ingestion.loaders import SUPPORTED_SUFFIXES, _is_supported
+
+    assert _is_supported(path) == (os.path.splitext(path)[1].lower() in SUPPORTED_SUFFIXES)

@@ -41,6 +41,11 @@ QUARANTINE_SCORE = 1.0
 SUSPICIOUS_SCORE = 0.45
 """From this score up to QUARANTINE_SCORE a document is kept but flagged `suspicious`."""
 MENTION_CAP = 0.9
+SIGNAL_WEIGHT = 0.1
+"""A hit at least this heavy (after its context factors) is a signal: it names the verdict, counts as
+a directive or as a lone override, and marks hidden or decoded text."""
+MIN_HIT_WEIGHT = 0.05
+"""Lighter hits (quoted, framed, in a data channel) are dropped before scoring."""
 MENTION_EXTRA = 0.1
 """Ceiling for a document whose every hit is quoted, fenced, described or negated."""
 DATA_TYPES = frozenset(("csv",))
@@ -426,7 +431,7 @@ def _lone_override(hits: list[Hit]) -> bool:
     """True when the only signal is one visible override of some earlier text ("ignore the previous
     steps", not "ignore all your instructions"), with nothing asked and no model named: manuals
     say this to people, so (unless the text is disguised) it flags but does not quarantine."""
-    strong = [h for h in hits if h.weight >= 0.1]
+    strong = [h for h in hits if h.weight >= SIGNAL_WEIGHT]
     return (len(strong) == 1 and strong[0].rule.signal == "instruction_override"
             and strong[0].key[0] == "visible" and not _SWEEPING.search(strong[0].excerpt))
 
@@ -441,9 +446,9 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
         _remaining(deadline)
         hits.extend(_hits(layout, channel, index, deadline))
     hits = _addressed_only(_not_speakers(
-        _strongest_per_span([h for h in hits if h.weight >= 0.05]), layouts))
+        _strongest_per_span([h for h in hits if h.weight >= MIN_HIT_WEIGHT]), layouts))
     score = _document_score(hits)
-    directives = [h for h in hits if h.weight >= 0.1 and h.rule.signal in _DIRECTIVES]
+    directives = [h for h in hits if h.weight >= SIGNAL_WEIGHT and h.rule.signal in _DIRECTIVES]
     if all(h.rule.signal == COMMAND for h in directives):  # a bare command: at most suspicious
         score = min(score, MENTION_CAP)
     if directives and all(h.mention for h in directives):  # cited attacks do not add up
@@ -454,11 +459,11 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     score += sum(OBFUSCATION_WEIGHT.get(trick, 0.0) for trick in tricks)
     if doc.metadata.get("source_type") in DATA_TYPES:
         score = min(score, MENTION_CAP)
-    signals = {h.rule.signal for h in hits if h.weight >= 0.1}
+    signals = {h.rule.signal for h in hits if h.weight >= SIGNAL_WEIGHT}
     signals |= {_SIGNAL_OF_TRICK[t] for t in tricks}
-    if any(h.key[0] == "hidden" and h.weight >= 0.1 for h in hits):
+    if any(h.key[0] == "hidden" and h.weight >= SIGNAL_WEIGHT for h in hits):
         signals.add("hidden_text")
-    if any(h.key[0] == "decoded" and h.weight >= 0.1 for h in hits):
+    if any(h.key[0] == "decoded" and h.weight >= SIGNAL_WEIGHT for h in hits):
         signals.add("encoded_payload")
     evidence = [h.describe() for h in sorted(hits, key=lambda h: -h.weight)[:_EVIDENCE]]
     evidence += [f"obfuscation: {t}" for t in sorted(tricks)]
