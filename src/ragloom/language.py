@@ -52,11 +52,15 @@ def _inflated_model(cache_dir: Path) -> Path | None:
             try:
                 with lzma.open(bundled) as source:
                     shutil.copyfileobj(source, tmp, length=1 << 20)
-            except (OSError, lzma.LZMAError):
+            except (OSError, lzma.LZMAError) as exc:
                 os.unlink(tmp.name)
+                logger.info("cannot inflate the language model into %s (%s): reading the bundled "
+                            "copy each process", target.parent, exc)
                 return None
         os.replace(tmp.name, target)
-    except OSError:
+    except OSError as exc:
+        logger.info("cannot write the language model cache %s (%s): reading the bundled copy each "
+                    "process", target.parent, exc)
         return None
     return target
 
