@@ -90,12 +90,21 @@ def bench_ragloom(corpus: Path, workdir: Path) -> dict[str, float]:
     }
 
 
+def peer_chunks(rows: list[tuple[dict, str]]) -> list[Any]:
+    """BEIR records as LangChain Documents (title, blank line, text; `source` metadata), split by
+    the recursive splitter with ragloom's default size and overlap."""
+    from langchain_core.documents import Document
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    docs = [Document(page_content=f"{r.get('title', '')}\n\n{r['text']}", metadata={"source": src})
+            for r, src in rows]
+    return RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=150).split_documents(docs)
+
+
 def bench_langchain(corpus: Path, workdir: Path) -> dict[str, float]:
     """The same job with LangChain's indexing API, record manager and Chroma vector store."""
     from langchain_chroma import Chroma
-    from langchain_core.documents import Document
     from langchain_core.indexing import InMemoryRecordManager, index
-    from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     from ragloom import resources
     from ragloom.settings import resolve_settings
@@ -105,13 +114,9 @@ def bench_langchain(corpus: Path, workdir: Path) -> dict[str, float]:
                    persist_directory=str(workdir / "peer-chroma"))
     manager = InMemoryRecordManager(namespace="chroma/peer")
     manager.create_schema()
-    splitter = RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=150)
 
-    def documents() -> list[Document]:
-        rows = read_jsonl(corpus)
-        docs = [Document(page_content=f"{r.get('title', '')}\n\n{r['text']}",
-                         metadata={"source": r["_id"]}) for r in rows]
-        return splitter.split_documents(docs)
+    def documents() -> list[Any]:
+        return peer_chunks([(r, r["_id"]) for r in read_jsonl(corpus)])
 
     counting = {"n": 0}
     original = embedder.embed_documents
@@ -262,10 +267,8 @@ def bench_langchain_incremental(root: Path, workdir: Path, embedder: CachedVecto
     manager and Chroma), the same cached vectors; full, unchanged, and one document edited."""
     from langchain_chroma import Chroma
     from langchain_classic.indexes import SQLRecordManager
-    from langchain_core.documents import Document
     from langchain_core.embeddings import Embeddings
     from langchain_core.indexing import index
-    from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     class Cached(Embeddings):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -280,16 +283,12 @@ def bench_langchain_incremental(root: Path, workdir: Path, embedder: CachedVecto
                    persist_directory=str(workdir / "chroma"))
     manager = SQLRecordManager("chroma/peer", db_url=f"sqlite:///{workdir / 'records.sqlite'}")
     manager.create_schema()
-    splitter = RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=150)
 
     def run() -> dict[str, Any]:
         start = time.perf_counter()
-        docs = []
-        for path in sorted(root.glob("f*/d*.jsonl")):
-            row = json.loads(path.read_text("utf-8"))
-            docs.append(Document(page_content=f"{row.get('title', '')}\n\n{row['text']}",
-                                 metadata={"source": str(path)}))
-        result = index(splitter.split_documents(docs), manager, store, cleanup="incremental",
+        rows = [(json.loads(path.read_text("utf-8")), str(path))
+                for path in sorted(root.glob("f*/d*.jsonl"))]
+        result = index(peer_chunks(rows), manager, store, cleanup="incremental",
                        source_id_key="source", batch_size=256)
         return {"total_s": round(time.perf_counter() - start, 3), **result}
 
