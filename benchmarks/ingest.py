@@ -17,8 +17,9 @@ reached, so every chunk text is a real SciFact chunk text; embeddings come from 
 `CachedVectorEmbedder` that serves vectors stored by text hash under bench-out/ (computed once,
 for real, on the first miss; `--export-vectors` seeds the cache from a collection already
 embedded). Per size: the first full ingest, then (a) an unchanged re-ingest, (b) one document
-edited, (c) 1% of the documents edited, (d) 1% deleted, each through `ragloom.runner.ingest` on
-the folder: wall time, ragloom's stage times, embedding time and the share outside it. An edit
+edited, (b feed) another one edited and told by a change feed (`changed=[path]`, what
+`ragloom ingest --watch` and `--changed-from` pass), (c) 1% of the documents edited, (d) 1%
+deleted, each through `ragloom.runner.ingest` on the folder: wall time, ragloom's stage times, embedding time and the share outside it. An edit
 replaces a document's text by another abstract's text (so its vectors are cached too).
 """
 
@@ -236,13 +237,16 @@ def make_corpus(root: Path, n: int, records: list[dict]) -> None:
     marker.write_text(str(n))
 
 
-def timed_ingest(root: Path, data_dir: Path, embedder: CachedVectorEmbedder) -> dict[str, Any]:
-    """One `ragloom.runner.ingest` of the folder: wall time, stage times, embedding share."""
+def timed_ingest(root: Path, data_dir: Path, embedder: CachedVectorEmbedder,
+                 changed: list[Path] | None = None) -> dict[str, Any]:
+    """One `ragloom.runner.ingest` of the folder (fed the changed paths when given): wall time,
+    stage times, embedding share."""
     from ragloom.runner import ingest
 
     hits, misses = embedder.hits, embedder.misses
     start = time.perf_counter()
-    report = ingest([str(root)], collection="bench", data_dir=data_dir)
+    report = ingest([str(root)], collection="bench", data_dir=data_dir,
+                    changed=None if changed is None else [str(p) for p in changed])
     total_s = time.perf_counter() - start
     embed_s = report.stage_ms.get("embed", 0.0) / 1000
     counts = {status: report.count(status) for status in
@@ -329,6 +333,9 @@ def bench_incremental(sizes: list[int], keep: bool, reuse: bool,
         middle = n // 2
         write_doc(root, middle, records[(middle + 1) % len(records)], mtime_ns=None)
         rows["b_one_edited"] = timed_ingest(root, data_dir, embedder)
+        fed = middle + 1  # the same edit, told by a change feed (`changed=`, `--watch`)
+        write_doc(root, fed, records[(fed + 1) % len(records)], mtime_ns=None)
+        rows["b_one_edited_feed"] = timed_ingest(root, data_dir, embedder, [doc_file(root, fed)])
         edited = range(0, n, 100)
         for j in edited:
             write_doc(root, j, records[(j + 7) % len(records)], mtime_ns=None)
@@ -340,7 +347,7 @@ def bench_incremental(sizes: list[int], keep: bool, reuse: bool,
         rows["d_1pct_deleted"] = timed_ingest(root, data_dir, embedder)
         rows["chunks"] = resources.document_index(
             resolve_settings(collection="bench", data_dir=data_dir)).count()
-        for j in [*edited, middle]:  # restore the corpus for the next run
+        for j in [*edited, middle, fed]:  # restore the corpus for the next run
             write_doc(root, j, records[j % len(records)], mtime_ns=OLD_MTIME_NS)
         for j, text in saved.items():
             doc_file(root, j).write_text(text, "utf-8")
@@ -360,7 +367,8 @@ def print_incremental(n: int, rows: dict[str, Any]) -> None:
     """One table per size: scenario, total, outside embedding, embeddings, stage times."""
     print(f"\n{n} documents, {rows['chunks']} chunks (uptime: {os.getloadavg()[0]:.2f} load)")
     print(f"{'scenario':<16}{'total s':>9}{'outside emb s':>15}{'embedded':>10}  stage ms")
-    for name in ("full", "a_unchanged", "b_one_edited", "c_1pct_edited", "d_1pct_deleted"):
+    for name in ("full", "a_unchanged", "b_one_edited", "b_one_edited_feed", "c_1pct_edited",
+                 "d_1pct_deleted"):
         r = rows[name]
         stages = " ".join(f"{k}={v:.0f}" for k, v in r["stage_ms"].items())
         print(f"{name:<16}{r['total_s']:>9.2f}{r['outside_embedding_s']:>15.2f}"

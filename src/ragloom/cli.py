@@ -237,6 +237,13 @@ def ingest(
         help=" | ".join(sorted(CHUNKERS)) + " (default: setting chunker.name)")] = None,
     reindex: Annotated[bool, typer.Option("--reindex", metavar="",
                                           help="purge the collection and rebuild it")] = False,
+    changed_from: Annotated[Optional[typer.FileText], typer.Option(
+        "--changed-from", metavar="FILE",
+        help="a change feed: look only at the paths listed in FILE, one per line ('-': stdin), "
+             "e.g. `git diff --name-only HEAD~1 | ragloom ingest docs --changed-from -`")] = None,
+    watch: Annotated[bool, typer.Option(
+        "--watch", metavar="",
+        help="ingest, then keep ingesting what changes under the sources until Ctrl-C")] = False,
     as_json: JsonOpt = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
@@ -248,19 +255,46 @@ def ingest(
     from ragloom.settings import resolve_settings
 
     _setup(ctx, verbose, debug)
+    if watch and (reindex or changed_from is not None):
+        raise typer.BadParameter("--watch cannot be combined with --reindex or --changed-from")
     settings = resolve_settings(config_file=config, data_dir=data_dir, collection=collection)
+    if chunker is not None:
+        settings = resolve_settings(settings, chunker={"name": chunker})
+    if watch:
+        _watch(sources, settings, as_json=as_json, verbose=verbose)
+        return
+    changed = None if changed_from is None else [line.strip() for line in changed_from
+                                                 if line.strip()]
     show_bar = not as_json and sys.stderr.isatty()
     with Progress(TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, disable=not show_bar) as bar:
         task = bar.add_task("ingest", total=None)
-        report = run_ingest(sources, chunker=chunker, reindex=reindex, settings=settings,
+        report = run_ingest(sources, reindex=reindex, changed=changed, settings=settings,
                             progress=lambda done, total: bar.update(task, completed=done,
                                                                     total=total))
+    _print_report(report, as_json=as_json, verbose=verbose)
+    raise typer.Exit(1 if report.failed else 0)
+
+
+def _print_report(report: IngestionReport, *, as_json: bool, verbose: int) -> None:
     if as_json:
-        print(report.model_dump_json(indent=2))
+        print(report.model_dump_json(indent=2), flush=True)
     else:
         _summary(report, list_unchanged=verbose > 0)
-    raise typer.Exit(1 if report.failed else 0)
+
+
+def _watch(sources: list[str], settings: Any, *, as_json: bool, verbose: int) -> None:
+    """`ingest --watch`: one report per run (JSON: one object per line) until Ctrl-C."""
+    from ragloom.watch import watch_ingest
+
+    def show(report: IngestionReport) -> None:
+        if as_json:
+            print(report.model_dump_json(), flush=True)
+            return
+        _summary(report, list_unchanged=verbose > 0)
+        err.print("[dim]watching for changes (Ctrl-C stops)…[/]")
+
+    watch_ingest(sources, settings=settings, on_report=show)
 
 
 

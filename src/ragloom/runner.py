@@ -10,6 +10,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel
 
 from ragloom import resources
+from ragloom.errors import ConfigError
 from ragloom.profiles.resolver import compile_graph, graph_builder, recursion_limit
 from ragloom.settings import RagSettings, resolve_settings
 from ragloom.state import IngestionReport, RagAnswer, RagContext, TraceStep
@@ -27,6 +28,7 @@ def ingest(
     collection: str | None = None,
     chunker: str | None = None,
     reindex: bool = False,
+    changed: Sequence[str] | None = None,
     data_dir: str | Path | None = None,
     settings: RagSettings | None = None,
     progress: ProgressFn | None = None,
@@ -34,10 +36,16 @@ def ingest(
     """Ingest files, directories, globs or URLs into a collection, incrementally.
 
     Unchanged sources cost zero embeddings; changed ones are re-chunked; sources gone from a
-    re-ingested directory or glob are removed. `progress(done, total)` is called when the
-    changed sources are known (0, total), after each changed source, and at the end.
+    re-ingested directory or glob are removed. `changed` is a change feed (paths edited,
+    created or deleted since the last run, from a file watcher or `git diff --name-only`): only
+    those are looked at, so the run's cost follows the change, not the collection; a source it
+    omits is left as recorded. `progress(done, total)` is called when the changed sources are
+    known (0, total), after each changed source, and at the end.
     """
     specs = [sources] if isinstance(sources, str) else list(sources)
+    if changed is not None and reindex:
+        raise ConfigError("a change feed (changed=...) cannot be combined with reindex=True",
+                          hint="a reindex reads every source: drop one of the two")
     overrides: dict[str, Any] = {"collection": collection, "data_dir": data_dir}
     if chunker is not None:
         overrides["chunker"] = {"name": chunker}
@@ -60,7 +68,9 @@ def ingest(
     report: IngestionReport | None = None
     total = done = 0
     with collection_lock(lock_path):
-        for mode, item in graph.stream({"sources": specs, "reindex": reindex},
+        payload = {"sources": specs, "reindex": reindex,
+                   "changed": None if changed is None else list(changed)}
+        for mode, item in graph.stream(payload,
                                        stream_mode=["updates", "custom"]):
             chunk = cast(dict[str, Any], item)
             if mode == "custom":  # one event per changed source (nodes.ingest.SOURCE_DONE)

@@ -138,6 +138,9 @@ class Expansion:
     errors: list[tuple[str, str]] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     specs: list[Spec] = field(default_factory=list)
+    scope: list[str] | None = None
+    """For a change-fed expansion, the paths it looked at (None: the specs were listed whole).
+    A recorded source at or under one of them that was not found is gone."""
     _inodes: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def add_file(self, source_id: str, stat: os.stat_result, origin: str) -> None:
@@ -153,6 +156,10 @@ class Expansion:
             self.skipped[source_id] = f"same file as {first}"
             return
         self.found[source_id] = (source_id, origin, "file", stat.st_size, stat.st_mtime_ns)
+
+    def in_scope(self, source_id: str) -> bool:
+        """Whether this expansion looked at source_id (always, unless change-fed)."""
+        return self.scope is None or any(_within(source_id, path) for path in self.scope)
 
     def add_url(self, url: str) -> None:
         """Add one web page."""
@@ -203,6 +210,13 @@ class Spec:
 
 def _glob_parts(pattern: str) -> list[str]:
     return [p for p in pattern.strip("/").split("/") if p]
+
+
+def _glob_split(pattern: str) -> tuple[str, list[str]]:
+    """A glob's fixed directory (before the first wildcard) and its remaining segments."""
+    parts = _glob_parts(pattern)
+    fixed = next((i for i, p in enumerate(parts) if _GLOB_CHARS.search(p)), len(parts))
+    return "/" + "/".join(parts[:fixed]), parts[fixed:]
 
 
 def _segment_match(name: str, segment: str) -> bool:
@@ -340,42 +354,32 @@ def _glob_walk(folder: str, pattern: list[str], found: Expansion, origin: str, f
     return matched
 
 
-def _expand_glob(spec: str, found: Expansion, *, follow_symlinks: bool = False) -> None:
+def _expand_glob(pattern: str, found: Expansion, *, follow_symlinks: bool = False) -> None:
     """Files matching a glob (`**` recursive, hidden names not matched); directories skipped.
 
     Walked like a directory (links skipped unless followed, loops ended, each file once).
     """
-    pattern = _posix_abs(spec)
-    parts = _glob_parts(pattern)
-    fixed = next((i for i, p in enumerate(parts) if _GLOB_CHARS.search(p)), len(parts))
-    base = "/" + "/".join(parts[:fixed])
+    base, rest = _glob_split(pattern)
     before = len(found.found)
-    found.specs.append(Spec("glob", pattern))
     matched = 0
     if os.path.isdir(base):
-        matched = _glob_walk(base, parts[fixed:], found, pattern, follow_symlinks, set())
+        matched = _glob_walk(base, rest, found, pattern, follow_symlinks, set())
     if not matched:
         raise LoadError("no files match this pattern")
     if len(found.found) == before:
         raise LoadError(f"no supported files match this pattern; {_supported_hint()}")
 
 
-def _expand_path(spec: str, found: Expansion, *, follow_symlinks: bool = False) -> None:
-    """A file or a directory (recursive)."""
+def describe_spec(spec: str) -> Spec:
+    """What a spec is (a file, directory, glob, URL or missing path), without listing it."""
+    if _is_url(spec):
+        return Spec("url", spec)
+    if not os.path.exists(os.path.expanduser(spec)) and _GLOB_CHARS.search(spec):
+        return Spec("glob", _posix_abs(spec))
     path = _posix_abs(spec)
     if os.path.isdir(path):
-        found.specs.append(Spec("directory", path))
-        _walk_directory(path, found, follow_symlinks=follow_symlinks)
-        return
-    if not os.path.exists(path):
-        found.specs.append(Spec("missing", path))
-        raise LoadError("no such file or directory")
-    if not _is_supported(path):
-        raise LoadError(
-            f"unsupported file type {Path(path).suffix or '(none)'!r}; {_supported_hint()}"
-        )
-    found.specs.append(Spec("file", path))
-    found.add_file(path, os.stat(path), path)  # path is absolute and normalised
+        return Spec("directory", path)
+    return Spec("file" if os.path.exists(path) else "missing", path)
 
 
 def spec_origin(spec: str) -> str:
@@ -386,13 +390,23 @@ def spec_origin(spec: str) -> str:
 
 
 def _expand_one(spec: str, found: Expansion, follow_symlinks: bool) -> None:
-    if _is_url(spec):
-        found.specs.append(Spec("url", spec))
+    described = describe_spec(spec)
+    found.specs.append(described)
+    path = described.origin
+    if described.kind == "url":
         found.add_url(spec)
-    elif not os.path.exists(os.path.expanduser(spec)) and _GLOB_CHARS.search(spec):
-        _expand_glob(spec, found, follow_symlinks=follow_symlinks)
+    elif described.kind == "glob":
+        _expand_glob(path, found, follow_symlinks=follow_symlinks)
+    elif described.kind == "directory":
+        _walk_directory(path, found, follow_symlinks=follow_symlinks)
+    elif described.kind == "missing":
+        raise LoadError("no such file or directory")
+    elif not _is_supported(path):
+        raise LoadError(
+            f"unsupported file type {Path(path).suffix or '(none)'!r}; {_supported_hint()}"
+        )
     else:
-        _expand_path(spec, found, follow_symlinks=follow_symlinks)
+        found.add_file(path, os.stat(path), path)  # path is absolute and normalised
 
 
 def expand_specs(specs: list[str], *, follow_symlinks: bool = False) -> Expansion:
@@ -408,6 +422,72 @@ def expand_specs(specs: list[str], *, follow_symlinks: bool = False) -> Expansio
             _expand_one(spec, found, follow_symlinks)
         except LoadError as exc:
             found.errors.append((spec, str(exc)))
+    return found
+
+
+def spec_root(spec: Spec) -> str:
+    """The path a spec lists from (a glob's directory before its first wildcard)."""
+    return _glob_split(spec.origin)[0] if spec.kind == "glob" else spec.origin
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _linked_below(root: str, path: str) -> bool:
+    """Whether a component of path below root (path itself included) is a symbolic link."""
+    while path != root and _within(path, root):
+        if os.path.islink(path):
+            return True
+        path = os.path.dirname(path)
+    return False
+
+
+def _add_changed(path: str, found: Expansion, follow_symlinks: bool) -> None:
+    """Add one changed path (a file, or a directory walked) where a spec of the run covers it."""
+    roots = [spec_root(s) for s in found.specs if s.kind in ("directory", "glob")]
+    root = next((r for r in roots if _within(path, r)), None)
+    if root is not None and any(p.startswith(".") for p in path[len(root):].split("/")):
+        return  # hidden, as a walk never lists it
+    if root is not None and not follow_symlinks and _linked_below(root, path):
+        found.skipped[_display(path)] = "symbolic link (set ingest.follow_symlinks to follow)"
+        return
+    stat = _safe_stat(path)
+    if stat is None:  # gone: the caller removes what was recorded at or under it
+        return
+    listed = Expansion()
+    if S_ISDIR(stat.st_mode):
+        _walk_directory(path, listed, follow_symlinks=follow_symlinks)
+    elif not S_ISREG(stat.st_mode):
+        listed.skipped[_display(path)] = "not a regular file"
+    elif not _is_supported(path):
+        listed.skipped[_display(path)] = f"unsupported file type {Path(path).suffix or '(none)'!r}"
+    else:
+        listed.found[path] = (path, path, "file", stat.st_size, stat.st_mtime_ns)
+    found.skipped.update(listed.skipped)
+    found.errors.extend(listed.errors)
+    for source_id, (_sid, _origin, _kind, size, mtime_ns) in listed.found.items():
+        spec = next((s for s in found.specs if s.kind != "url" and s.covers(source_id)), None)
+        if spec is None:
+            found.skipped[_display(source_id)] = "not under any source of this run"
+        else:
+            found.found[source_id] = (source_id, spec.origin, "file", size, mtime_ns)
+
+
+def expand_changed(specs: list[str], changed: list[str], *,
+                   follow_symlinks: bool = False) -> Expansion:
+    """Expand only the paths a change feed reported (edited, created or deleted files, or
+    directories), under the run's specs; nothing else is listed or stat'ed.
+
+    The caller trusts the feed: a source it does not name is left as recorded. URL specs are
+    neither fetched nor removed. The walk's rules hold (hidden names, links, supported types).
+    """
+    found = Expansion(specs=[describe_spec(spec) for spec in specs])
+    found.errors = [(spec, "no such file or directory")
+                    for spec, d in zip(specs, found.specs, strict=True) if d.kind == "missing"]
+    found.scope = list(dict.fromkeys(_posix_abs(path) for path in changed))
+    for path in found.scope:
+        _add_changed(path, found, follow_symlinks)
     return found
 
 

@@ -31,9 +31,11 @@ from typing_extensions import TypedDict
 from ragloom.errors import EmbeddingProfileMismatchError, LoadError, RejectedSourceError
 from ragloom.ingestion.chunkers import Chunker, chunker_fingerprint
 from ragloom.ingestion.loaders import (
+    Expansion,
     FoundSource,
     SourceRef,
     Spec,
+    expand_changed,
     expand_specs,
     parse_source,
     read_source,
@@ -146,6 +148,9 @@ class IngestInput(TypedDict, total=False):
 
     sources: list[str]
     reindex: bool
+    changed: list[str] | None
+    """A change feed: the paths edited, created or deleted since the last run (None: list the
+    sources whole). Only these are looked at."""
 
 
 class IngestOutput(TypedDict, total=False):
@@ -159,6 +164,7 @@ class IngestState(TypedDict, total=False):
 
     sources: list[str]
     reindex: bool
+    changed: list[str] | None
     pending: list[SourceRef]
     batch_size: int
     removals: list[str]
@@ -377,6 +383,23 @@ def _vanished(specs: list[Spec], seen: Collection[str], candidates: list[str]) -
     return [sid for sid in candidates if sid not in seen and any(s.covers(sid) for s in specs)]
 
 
+def _expand(state: IngestState, store: ManifestStore,
+            settings: RagSettings) -> tuple[Expansion, dict[str, SourceStat], list[str]]:
+    """The sources found, the recorded stats to settle them against, and the recorded sources
+    that may have vanished: every one after a full listing; with a change feed (`changed`), only
+    those at or under the changed paths."""
+    specs = list(state.get("sources", []))
+    follow = settings.ingest.follow_symlinks
+    changed = state.get("changed")
+    if changed is None:
+        found = expand_specs(specs, follow_symlinks=follow)
+        stats = store.stats()
+        return found, stats, list(stats)
+    found = expand_changed(specs, changed, follow_symlinks=follow)
+    candidates = store.source_ids_within(found.scope or [])
+    return found, store.stats_of([*found.found, *candidates]), candidates
+
+
 def plan(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
     """Repair what a crash left, expand the sources, settle unchanged ones, find vanished ones."""
     with StageClock("plan") as step:
@@ -389,15 +412,16 @@ def plan(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
         with store:
             repairs = _repair_intents(store, deps.index) + _check_store(store, deps.index)
             warnings.extend(repairs)
-            found = expand_specs(list(state.get("sources", [])),
-                                 follow_symlinks=deps.settings.ingest.follow_symlinks)
-            stats = store.stats()
-            removals = _vanished(found.specs, found.found.keys(), list(stats))
+            found, stats, candidates = _expand(state, store, deps.settings)
+            removals = _vanished(found.specs, found.found.keys(), candidates)
             pending, unchanged = _settle(list(found.found.values()), stats, deps.settings)
-        quarantine_gone = _vanished(found.specs, found.found.keys(), deps.quarantine().source_ids())
+        quarantined = [q for q in deps.quarantine().source_ids() if found.in_scope(q)]
+        quarantine_gone = _vanished(found.specs, found.found.keys(), quarantined)
         covering = {spec.origin for spec in found.specs if any(spec.covers(s) for s in removals)}
         errors = [(spec, msg) for spec, msg in found.errors if spec_origin(spec) not in covering]
         failed = [SourceResult(source_id=spec, status="failed", errors=[msg]) for spec, msg in errors]
+        if found.scope is not None:
+            step.detail["change_feed"] = len(found.scope)
         step.detail.update(sources=len(found.found), unchanged=len(unchanged), changed=len(pending),
                            vanished=len(removals), skipped=len(found.skipped),
                            spec_errors=len(errors), repairs=len(repairs),

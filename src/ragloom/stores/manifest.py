@@ -247,6 +247,29 @@ class ManifestStore:
             "SELECT source_id, identity, size, mtime_ns FROM sources")
         return {row[0]: SourceStat._make(row[1:]) for row in rows}
 
+    def stats_of(self, source_ids: Iterable[str]) -> dict[str, SourceStat]:
+        """`stats` for the recorded sources among source_ids only."""
+        stats: dict[str, SourceStat] = {}
+        for part in _chunks(list(dict.fromkeys(source_ids))):
+            marks = ",".join("?" * len(part))
+            for row in self._db.execute(
+                f"SELECT source_id, identity, size, mtime_ns FROM sources WHERE source_id IN ({marks})",
+                part,
+            ):
+                stats[row[0]] = SourceStat._make(row[1:])
+        return stats
+
+    def source_ids_within(self, paths: Iterable[str]) -> list[str]:
+        """Recorded source ids equal to one of paths or below it (`path/...`), by index range."""
+        found: dict[str, None] = {}
+        for path in paths:
+            below = path.rstrip("/") + "/"
+            rows = self._db.execute(
+                "SELECT source_id FROM sources WHERE source_id = ? "
+                "OR (source_id >= ? AND source_id < ?)", (path, below, below[:-1] + "0"))
+            found.update(dict.fromkeys(row[0] for row in rows))
+        return list(found)
+
     def source_ids(self) -> list[str]:
         """Every recorded source id, sorted."""
         return [r[0] for r in self._db.execute("SELECT source_id FROM sources ORDER BY source_id")]

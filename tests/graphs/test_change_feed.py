@@ -1,0 +1,132 @@
+"""Change-fed ingest (`changed=`, `--changed-from`, `--watch`): only the paths a feed names are
+looked at, with the same results a full listing gives for them."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragloom.cli import app
+from ragloom.errors import ConfigError
+from ragloom.runner import ingest
+from ragloom.state import IngestionReport
+from ragloom.watch import watch_ingest, watch_roots
+from tests.graphs.test_ingest_graph import assert_consistent
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# {path.stem}\n\n{text}\n", encoding="utf-8")
+    return path
+
+
+def changes(report: IngestionReport) -> dict[str, str]:
+    return {Path(sid).name: status for sid, status in report.statuses().items()
+            if status != "unchanged"}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    for name, text in {"a.md": "Ferries leave at dawn.", "b.md": "Tickets are sold aboard.",
+                       "sub/c.md": "The harbour closes in storms."}.items():
+        write(root / name, text)
+    return root
+
+
+def test_only_the_paths_fed_are_looked_at(tree: Path, data_dir: Path) -> None:
+    kw = {"collection": "feed", "data_dir": data_dir}
+    ingest([str(tree)], **kw)
+    write(tree / "a.md", "Ferries leave at noon now.")
+    write(tree / "b.md", "An edit the feed does not name.")
+    fed = ingest([str(tree)], changed=[str(tree / "a.md")], **kw)
+    assert changes(fed) == {"a.md": "updated"}
+    assert fed.unchanged == []  # nothing else was even stat'ed
+    later = ingest([str(tree)], **kw)  # a full listing still catches what a feed missed
+    assert changes(later) == {"b.md": "updated"}
+    assert_consistent(data_dir, "feed")
+
+
+def test_fed_deletions_creations_and_directories(tree: Path, tmp_path: Path,
+                                                 data_dir: Path) -> None:
+    kw = {"collection": "feed", "data_dir": data_dir}
+    ingest([str(tree)], **kw)
+    (tree / "a.md").unlink()
+    (tree / "sub" / "c.md").unlink()
+    (tree / "sub").rmdir()
+    write(tree / "new" / "d.md", "A new pier opens in May.")
+    write(tree / ".hidden" / "e.md", "Hidden notes.")
+    outside = write(tmp_path / "elsewhere.md", "Not under the docs.")
+    fed = ingest([str(tree)], changed=[str(tree / "a.md"), str(tree / "sub"), str(tree / "new"),
+                                       str(tree / ".hidden" / "e.md"), str(outside)], **kw)
+    assert changes(fed) == {"a.md": "removed", "c.md": "removed", "d.md": "ingested"}
+    assert fed.skipped == {str(outside): "not under any source of this run"}
+    state = assert_consistent(data_dir, "feed")
+    assert [Path(s).name for s in state["sources"]] == ["b.md", "d.md"]
+    full = ingest([str(tree)], **kw)  # the feed left what a full listing finds
+    assert set(full.statuses().values()) == {"unchanged"} and len(full.statuses()) == 2
+
+
+def test_a_fed_link_is_not_followed_out_of_the_tree(tree: Path, tmp_path: Path,
+                                                    data_dir: Path) -> None:
+    secret = write(tmp_path / "secret.md", "Outside the tree.")
+    (tree / "link.md").symlink_to(secret)
+    fed = ingest([str(tree)], changed=[str(tree / "link.md")], collection="feed",
+                 data_dir=data_dir)
+    assert fed.sources == [] and "symbolic link" in fed.skipped[str(tree / "link.md")]
+
+
+def test_a_feed_cannot_be_combined_with_reindex(tree: Path, data_dir: Path) -> None:
+    with pytest.raises(ConfigError, match="reindex"):
+        ingest([str(tree)], changed=[], reindex=True, collection="feed", data_dir=data_dir)
+
+
+def test_cli_reads_the_feed_from_stdin(tree: Path, data_dir: Path) -> None:
+    argv = ["ingest", str(tree), "-c", "feed", "--data-dir", str(data_dir), "--json"]
+    assert CliRunner().invoke(app, argv).exit_code == 0
+    write(tree / "b.md", "Tickets are sold online.")
+    result = CliRunner().invoke(app, [*argv, "--changed-from", "-"], input=f"{tree / 'b.md'}\n")
+    assert result.exit_code == 0, result.output
+    assert [s["status"] for s in json.loads(result.stdout)["sources"]] == ["updated"]
+
+
+def test_watch_roots(tree: Path) -> None:
+    assert watch_roots([str(tree), str(tree / "a.md"), f"{tree}/**/*.md",
+                        str(tree / "gone" / "x.md")]) == [str(tree)]
+    with pytest.raises(ConfigError, match="local files"):
+        watch_roots(["https://example.org/page"])
+
+
+def test_watch_ingests_what_changes_until_stopped(tree: Path, data_dir: Path) -> None:
+    from ragloom.settings import resolve_settings
+
+    reports: list[IngestionReport] = []
+    arrived = threading.Condition()
+    stop = threading.Event()
+
+    def on_report(report: IngestionReport) -> None:
+        with arrived:
+            reports.append(report)
+            arrived.notify_all()
+
+    settings = resolve_settings(collection="feed", data_dir=data_dir)
+    worker = threading.Thread(target=watch_ingest, args=([str(tree)],),
+                              kwargs={"settings": settings, "on_report": on_report, "stop": stop})
+    worker.start()
+    try:
+        with arrived:
+            assert arrived.wait_for(lambda: len(reports) == 1, timeout=60)
+        assert reports[0].count("ingested") == 3
+        write(tree / "b.md", "Tickets are sold at the kiosk.")
+        with arrived:
+            assert arrived.wait_for(lambda: any(changes(r) for r in reports[1:]), timeout=60)
+        assert [changes(r) for r in reports[1:] if changes(r)][0] == {"b.md": "updated"}
+    finally:
+        stop.set()
+        worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert_consistent(data_dir, "feed")
