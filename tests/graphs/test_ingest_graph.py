@@ -480,3 +480,27 @@ def test_which_recorded_sources_a_spec_covers(kind: str, origin: str, source_id:
     from ragloom.ingestion.loaders import Spec
 
     assert Spec(kind, origin).covers(source_id) is covered  # type: ignore[arg-type]
+
+
+def test_chunk_counts_are_checked_only_after_a_run_that_did_not_finish(
+    kb: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragloom.stores.chroma import ChromaDocumentIndex
+    from ragloom.stores.manifest import CLEAN_KEY
+
+    ingest([str(kb)], collection="clean", data_dir=data_dir)
+    settings = resolve_settings(data_dir=data_dir, collection="clean")
+    lost = sorted(resources.document_index(settings).all_ids())[0]
+    resources.document_index(settings).delete_ids([lost])  # Chroma loses a chunk behind our back
+
+    def no_scan(self: ChromaDocumentIndex) -> int:
+        raise AssertionError("counted after a clean finish")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(ChromaDocumentIndex, "count", no_scan)
+        ingest([str(kb)], collection="clean", data_dir=data_dir)
+    with ManifestStore(resources.data_paths(settings).manifest_file("clean")) as manifest:
+        manifest.set_meta(CLEAN_KEY, "0")  # what a killed run leaves
+    repaired = ingest([str(kb)], collection="clean", data_dir=data_dir)
+    assert any("chunks missing" in w for w in repaired.warnings)
+    assert lost in assert_consistent(data_dir, "clean")["chroma"]

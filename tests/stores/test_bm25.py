@@ -18,6 +18,7 @@ from ragloom.stores.bm25 import (
     Bm25Index,
     CorruptIndexError,
     ids_revision,
+    read_state,
     remove_unreferenced,
     tokenize_texts,
     update,
@@ -186,6 +187,29 @@ def test_updates_give_the_scores_of_a_full_rebuild(tmp_path: Path,
         assert_same_scores(incremental, rebuilt, ["quantum rain", "dog field", "cat warm sleep"])
     assert "deltas" in merges  # both merge policies ran during the sequence
     assert Bm25Index.open(directory).current["applied_seq"] == 11
+
+
+def test_delta_merges_are_size_tiered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bm25_module, "MAX_SEGMENTS", 4)
+    monkeypatch.setattr(bm25_module, "MERGE_RATIO", 10.0)
+    rng = random.Random(3)
+    directory = tmp_path / "tiers"
+    live = {c.id: c for c in random_chunks(rng, 0, 60)}
+    Bm25Index.build(list(live.values()), directory)
+    big = random_chunks(rng, 60, 40)
+    live.update({c.id: c for c in big})
+    update(directory, big, [], applied_seq=1, count=len(live), epoch="")
+    big_segment = read_state(directory)["segments"][1]
+    merged = []
+    for step in range(6):  # one small edit per commit, as a change feed makes them
+        edit = random_chunks(rng, 100 + step, 1)
+        live.update({c.id: c for c in edit})
+        merged.append(update(directory, edit, [], applied_seq=2 + step, count=len(live),
+                             epoch="").merged)
+    assert "deltas" in merged
+    assert big_segment in read_state(directory)["segments"]  # never rewritten for small ones
+    rebuilt = Bm25Index.build(sorted(live.values(), key=lambda c: c.id), tmp_path / "full")
+    assert_same_scores(Bm25Index.open(directory), rebuilt, ["quantum rain", "dog field"])
 
 
 def test_full_merge_when_deltas_pass_the_ratio(tmp_path: Path) -> None:

@@ -52,6 +52,7 @@ from ragloom.stores import bm25, catalog
 from ragloom.stores.base import DocumentIndex
 from ragloom.stores.crashpoints import crashpoint
 from ragloom.stores.manifest import (
+    CLEAN_KEY,
     LAST_INGEST_KEY,
     DocEntry,
     ManifestStore,
@@ -322,12 +323,15 @@ def _full_repair(store: ManifestStore, index: DocumentIndex) -> list[str]:
 
 
 def _check_store(store: ManifestStore, index: DocumentIndex) -> list[str]:
-    """O(1) agreement check (chunk counts, collection id); a full repair when it fails."""
+    """Agreement check, a full repair when it fails: the collection id always; the chunk counts
+    (a scan of each store) only when the previous run did not finish cleanly."""
     collection_id = getattr(index, "collection_id", None)
     known = store.get_meta("collection_id")
     same_collection = known is None or collection_id is None or known == collection_id
+    clean = store.get_meta(CLEAN_KEY) == "1"
+    store.set_meta(CLEAN_KEY, "0")  # until this run's finalize: a crash leaves it for the next
     notes = []
-    if index.count() != store.total_chunks() or not same_collection:
+    if not same_collection or (not clean and index.count() != store.total_chunks()):
         notes = _full_repair(store, index)
     if collection_id is not None and known != collection_id:
         store.set_meta("collection_id", collection_id)
@@ -889,7 +893,11 @@ def finalize(state: IngestState, deps: IngestDeps) -> dict[str, Any]:
             for source_id in state.get("quarantine_gone", []):
                 quarantine.remove(source_id)
             start = time.perf_counter()
-            bm25_status = _swap_in(deps, run, store) if run is not deps else sync_bm25(deps, store)
+            if run is deps:
+                bm25_status = sync_bm25(deps, store)
+                store.set_meta(CLEAN_KEY, "1")
+            else:  # a reindex: its manifest is swapped in; the next run checks the counts
+                bm25_status = _swap_in(deps, run, store)
             bm25_ms = (time.perf_counter() - start) * 1000
         step.detail.update(removed=len(removed), bm25=bm25_status, bm25_ms=round(bm25_ms, 1))
     own_ms = {"finalize": step.elapsed_ms() - bm25_ms, "bm25": bm25_ms}

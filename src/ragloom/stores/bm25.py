@@ -12,7 +12,8 @@ An update writes one small segment and one tombstone file and swaps CURRENT, so 
 the change. Scores are computed at query time from the live chunks only (their number, each term's
 document frequency and the average length), with bm25s's tokenizer and its Lucene BM25 formula, so
 after any sequence of updates they equal those of a full rebuild. Segments are merged when there
-are too many (deltas only) or when deltas and tombstones pass a share of the base (everything).
+are too many (the newest deltas, size-tiered) or when deltas and tombstones pass a share of the
+base (everything).
 Readers load CURRENT and the files it names, reusing segments they already hold: a snapshot is
 immutable, so one query never mixes two states.
 """
@@ -54,7 +55,9 @@ CHUNKS_FILE = "chunks.json"
 VOCAB_FILE = "vocab.json"
 K1, B = 1.5, 0.75  # bm25s defaults (method "lucene")
 MAX_SEGMENTS = 8
-"""More live segments than this merges the deltas (every segment but the base) into one."""
+"""More live segments than this merges the newest deltas into one (see TIER_RATIO)."""
+TIER_RATIO = 2
+"""A delta merge also takes an older delta when it is at most this many times what it takes."""
 MERGE_RATIO = 0.25
 """Deltas plus tombstones above this share of the base's size rewrite everything into one base."""
 MASK_CACHE_SIZE = 32
@@ -537,35 +540,47 @@ def update(directory: Path, added: list[Chunk], deleted: Sequence[str], *, appli
     return result
 
 
-def _sizes(directory: Path, current: dict[str, Any]) -> tuple[int, int, int]:
-    """(slots in the base, slots in the deltas, tombstoned ids) from the files' headers."""
+def _sizes(directory: Path, current: dict[str, Any]) -> tuple[list[int], int]:
+    """(slots of each segment, base first; tombstoned ids) from the files' headers."""
     slots = []
     for name in current["segments"]:
         with np.load(directory / name / POSTINGS_FILE) as arrays:
             slots.append(len(arrays["doc_len"]))
     tombs = sum(len(ids) for _gen, ids in _read_tombstones(directory, current["tombstones"]))
-    return (slots[0] if slots else 0), sum(slots[1:]), tombs
+    return slots, tombs
+
+
+def _tail(deltas: list[int]) -> int:
+    """How many of the newest deltas a merge rewrites: the two newest, then each older one no
+    bigger than TIER_RATIO times what is taken so far (size-tiered: a big delta waits until the
+    small ones add up to it, so a chunk is rewritten O(log) times, not on every merge)."""
+    take, size = 2, deltas[-1] + deltas[-2]
+    while take < len(deltas) and deltas[-take - 1] <= TIER_RATIO * size:
+        size += deltas[-take - 1]
+        take += 1
+    return take
 
 
 def _maybe_merge(directory: Path, current: dict[str, Any]) -> str:
     """Apply the merge policy after a commit: "all", "deltas" or "none"."""
-    base, deltas, tombs = _sizes(directory, current)
-    if deltas + tombs > MERGE_RATIO * max(base, 1) and (deltas or tombs):
+    slots, tombs = _sizes(directory, current)
+    base, deltas = (slots[0] if slots else 0), slots[1:]
+    if sum(deltas) + tombs > MERGE_RATIO * max(base, 1) and (deltas or tombs):
         index = Bm25Index.open(directory)
         assert index is not None
         Bm25Index.build(index.live_chunks(), directory, applied_seq=current["applied_seq"],
                         epoch=current["epoch"])
         return "all"
     if len(current["segments"]) > MAX_SEGMENTS:
-        _merge_deltas(directory, current)
+        _merge_deltas(directory, current, _tail(deltas))
         return "deltas"
     return "none"
 
 
-def _merge_deltas(directory: Path, current: dict[str, Any]) -> None:
-    """Rewrite every segment but the base as one, keeping the tombstones (they still hide base
-    copies); the merged segment takes the newest generation, so later tombstones still apply."""
-    names = current["segments"][1:]
+def _merge_deltas(directory: Path, current: dict[str, Any], take: int) -> None:
+    """Rewrite the `take` newest segments as one, keeping the tombstones (they still hide copies
+    in the older segments); the merged segment takes a new generation, so later tombstones apply."""
+    names = current["segments"][-take:]
     deltas = [Segment.read(directory, name) for name in names]
     tombstones = _read_tombstones(directory, current["tombstones"])
     alive, location = _resolve(deltas, tombstones)
@@ -576,7 +591,7 @@ def _merge_deltas(directory: Path, current: dict[str, Any]) -> None:
     merged.write(directory)
     fsync_path(directory)
     crashpoint("bm25.merge")
-    new = dict(current, generation=gen, segments=[current["segments"][0], merged.name])
+    new = dict(current, generation=gen, segments=[*current["segments"][:-take], merged.name])
     _commit(directory, new)
     remove_unreferenced(directory)
 
