@@ -288,10 +288,10 @@ def bench_langchain_incremental(root: Path, workdir: Path, embedder: CachedVecto
     manager = SQLRecordManager("chroma/peer", db_url=f"sqlite:///{workdir / 'records.sqlite'}")
     manager.create_schema()
 
-    def run() -> dict[str, Any]:
+    def run(paths: list[Path] | None = None) -> dict[str, Any]:
         start = time.perf_counter()
         rows = [(json.loads(path.read_text("utf-8")), str(path))
-                for path in sorted(root.glob("f*/d*.jsonl"))]
+                for path in (paths or sorted(root.glob("f*/d*.jsonl")))]
         result = index(peer_chunks(rows), manager, store, cleanup="incremental",
                        source_id_key="source", batch_size=256)
         return {"total_s": round(time.perf_counter() - start, 3), **result}
@@ -300,7 +300,11 @@ def bench_langchain_incremental(root: Path, workdir: Path, embedder: CachedVecto
     middle = len(list(root.glob("f*/d*.jsonl"))) // 2
     write_doc(root, middle, records[(middle + 1) % len(records)], mtime_ns=None)
     rows["b_one_edited"] = run()
-    write_doc(root, middle, records[middle % len(records)], mtime_ns=OLD_MTIME_NS)
+    fed = middle + 1  # with a change feed: only the edited file's documents are indexed
+    write_doc(root, fed, records[(fed + 1) % len(records)], mtime_ns=None)
+    rows["b_one_edited_feed"] = run([doc_file(root, fed)])
+    for j in (middle, fed):
+        write_doc(root, j, records[j % len(records)], mtime_ns=OLD_MTIME_NS)
     return rows
 
 
