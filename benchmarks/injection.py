@@ -5,7 +5,8 @@
     python benchmarks/injection.py --leave-split-out [SPLIT ...] [--threshold T] [--c C]
                                    # the full screen on each split, its layer fitted without it
     python benchmarks/injection.py --refit [SPLIT ...] # fit the layer (exemplars + splits), write it
-    python benchmarks/injection.py --benign-corpus /work/shared/data/scifact/corpus.jsonl [--limit N] [--offset K]
+    python benchmarks/injection.py --benign-corpus /work/shared/data/scifact/corpus.jsonl \
+                                   [--limit N] [--offset K]   # false flags in benign text
 
 Every file goes through the real loaders (`read_source`, `parse_source`) and `scan_injection`, as
 in the ingest graph's validate node. A source is *quarantined* when any of its documents is
@@ -253,8 +254,9 @@ def refit(labels: list[dict[str, str]], splits: list[str]) -> int:
 
 
 def benign_corpus(path: Path, limit: int, offset: int) -> int:
-    """Screen `limit` records (after the first `offset`) of a BEIR corpus (benign text: title and abstract as one
-    document each) with the rules and the packaged layer; print what is flagged, by threshold."""
+    """Screen `limit` records (after the first `offset`) of a BEIR corpus (benign text: title and
+    abstract as one document each) with the rules and the packaged layer; print what is flagged,
+    by threshold."""
     from ragloom.ingestion import injection_semantic as sem
     from ragloom.ingestion.validation import scan_injection
     from ragloom.state import SourceDocument
@@ -277,8 +279,8 @@ def benign_corpus(path: Path, limit: int, offset: int) -> int:
         best = int(np.argmax(p))
         peaks.append((float(p[best]), ws[best].text if ws else ""))
     elapsed = time.perf_counter() - start
-    print(f"{len(records)} documents of {path} (from record {offset}): rules flag or quarantine {ruled}; the layer scores "
-          f"{windows} sentences ({elapsed:.1f} s)")
+    print(f"{len(records)} documents of {path} (from record {offset}): rules flag or quarantine "
+          f"{ruled}; the layer scores {windows} sentences ({elapsed:.1f} s)")
     for t in sorted({*THRESHOLDS, sem.MIN_PROBABILITY}):
         n = sum(p >= t for p, _ in peaks)
         print(f"  layer at {t:.2f}: {n} flagged ({n / len(records):.1%})")
@@ -318,7 +320,7 @@ def main() -> int:
     if args.refit is not None:
         return refit(labels, args.refit or list(FIT_SPLITS))
     if args.leave_split_out is not None:
-        from ragloom.ingestion.injection_semantic import C, MIN_PROBABILITY
+        from ragloom.ingestion.injection_semantic import MIN_PROBABILITY, C
 
         present = {r["split"] for r in labels}
         tests = args.leave_split_out or [s for s in FIT_SPLITS if s in present]
