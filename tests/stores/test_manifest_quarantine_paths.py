@@ -71,6 +71,18 @@ def test_dropped_sources_and_journal(store: ManifestStore) -> None:
     assert store.last_seq() == 3  # sequence numbers are never reused after a trim
 
 
+def test_the_running_chunk_total_follows_every_write(store: ManifestStore) -> None:
+    assert store.total_chunks() == 0  # computed once, then kept by the writes
+    store.record({"s0": entry(0), "s1": entry(1, docs=3)})
+    store.record({"s0": entry(0, docs=1)}, dropped=["s1"])
+    store.record({"s2": entry(2)}, dropped=["never-recorded"])
+    assert store.total_chunks() == store.total_chunks(exact=True) == 2 + 4
+    store.reset_sources({"s3": entry(3, docs=3)})
+    assert store.total_chunks() == store.total_chunks(exact=True) == 6
+    store.set_meta(manifest_module.TOTAL_KEY, "999")  # drifted (an older version wrote rows)
+    assert store.total_chunks(exact=True) == 6 and store.total_chunks() == 6
+
+
 def test_intent_is_cleared_only_by_the_record_that_settles_it(store: ManifestStore) -> None:
     intent = store.write_intent(["s0"], ["s0#0::0"])
     assert [(i.sources, i.chunk_ids) for i in store.intents()] == [(["s0"], ["s0#0::0"])]

@@ -331,7 +331,7 @@ def _check_store(store: ManifestStore, index: DocumentIndex) -> list[str]:
     clean = store.get_meta(CLEAN_KEY) == "1"
     store.set_meta(CLEAN_KEY, "0")  # until this run's finalize: a crash leaves it for the next
     notes = []
-    if not same_collection or (not clean and index.count() != store.total_chunks()):
+    if not same_collection or (not clean and index.count() != store.total_chunks(exact=True)):
         notes = _full_repair(store, index)
     if collection_id is not None and known != collection_id:
         store.set_meta("collection_id", collection_id)

@@ -36,6 +36,8 @@ logger = logging.getLogger(__name__)
 SCHEMA_VERSION = 2
 LEGACY_VERSION = 1
 LAST_INGEST_KEY = "last_ingest"
+TOTAL_KEY = "total_chunks"
+"""Meta key: the running total of chunks over all sources, kept by every write of a source row."""
 CLEAN_KEY = "clean_finish"
 """Meta key: "1" while the last run finished cleanly; a run sets it to "0" before writing."""
 """Meta key: when the last ingest into the collection finished (ISO 8601, UTC)."""
@@ -296,9 +298,15 @@ class ManifestStore:
                     entries[sid].docs[doc_id] = DocEntry(content_hash=doc_hash, chunk_ids=json.loads(ids))
         return entries
 
-    def total_chunks(self) -> int:
-        """Number of chunks recorded over all sources."""
-        return int(self._db.execute("SELECT COALESCE(SUM(chunks), 0) FROM sources").fetchone()[0])
+    def total_chunks(self, *, exact: bool = False) -> int:
+        """Number of chunks recorded over all sources: the running total every write keeps, or
+        (`exact`, or when there is none yet) the sum over the rows, which resets that total."""
+        if not exact and (kept := self.get_meta(TOTAL_KEY)) is not None:
+            return int(kept)
+        with self._transaction() as db:
+            total = int(db.execute("SELECT COALESCE(SUM(chunks), 0) FROM sources").fetchone()[0])
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (TOTAL_KEY, str(total)))
+        return total
 
     def source_count(self) -> int:
         """Number of recorded sources."""
@@ -344,12 +352,17 @@ class ManifestStore:
         """One batch in one transaction: new entries, dropped sources, journal, intent cleared."""
         with self._transaction() as db:
             gone = [*entries, *dropped]
+            change = sum(len(e.chunk_ids()) for e in entries.values())
             for part in _chunks(gone):
                 marks = ",".join("?" * len(part))
+                change -= db.execute(f"SELECT COALESCE(SUM(chunks), 0) FROM sources "
+                                     f"WHERE source_id IN ({marks})", part).fetchone()[0]
                 db.execute(f"DELETE FROM docs WHERE source_id IN ({marks})", part)
                 db.execute(f"DELETE FROM sources WHERE source_id IN ({marks})", part)
             crashpoint("manifest.record")
             self._put_sources(db, entries)
+            db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
+                       (change, TOTAL_KEY))
             db.executemany("INSERT INTO journal (chunk_id, op) VALUES (?, 'del')",
                            ((cid,) for cid in deleted_ids))
             db.executemany("INSERT INTO journal (chunk_id, op) VALUES (?, 'add')",
@@ -394,6 +407,8 @@ class ManifestStore:
             db.execute("DELETE FROM sources")
             db.execute("DELETE FROM intents")
             self._put_sources(db, entries)
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                       (TOTAL_KEY, str(sum(len(e.chunk_ids()) for e in entries.values()))))
 
     def all_entries(self) -> dict[str, SourceEntry]:
         """Every source with its documents (full repairs only)."""
