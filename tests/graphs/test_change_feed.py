@@ -125,6 +125,12 @@ def test_watch_ingests_what_changes_until_stopped(tree: Path, data_dir: Path) ->
         with arrived:
             assert arrived.wait_for(lambda: any(changes(r) for r in reports[1:]), timeout=60)
         assert [changes(r) for r in reports[1:] if changes(r)][0] == {"b.md": "updated"}
+        seen = len(reports)
+        write(tree / "a.md.part", "Ferries leave at nine.")  # an editor's atomic save
+        (tree / "a.md.part").replace(tree / "a.md")
+        with arrived:
+            assert arrived.wait_for(lambda: any(changes(r) for r in reports[seen:]), timeout=60)
+        assert [changes(r) for r in reports[seen:] if changes(r)][0] == {"a.md": "updated"}
     finally:
         stop.set()
         worker.join(timeout=30)
