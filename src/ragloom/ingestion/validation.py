@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import regex
 from pydantic import BaseModel, Field
 
 from ragloom.ingestion.injection_rules import (
@@ -114,6 +115,28 @@ _WORDS = re.compile(r"[a-z0-9]+")
 _HUMAN_TURN = re.compile(r"^[ \t]*(?:user|customer|human|client|caller|visitor|patient|guest|me|q)\s*:",
                          re.MULTILINE)
 _SPEAKER_LABEL = re.compile(r"^(?:the\s+)?(?:ai|assistant|ai\s+assistant|bot|chatbot|agent|model)\s*:$")
+_TURN_OPENER = regex.compile(
+    r"<\|im_start\|>[ \t]*(system|user|assistant|developer|tool)\b"
+    r"|<\|start_header_id\|>[ \t]*(system|user|assistant|developer|tool|ipython)\b"
+    r"|<start_of_turn>[ \t]*(user|model|system|developer)\b"
+    r"|<\|(system|user|assistant)\|>|\[/?(inst)\]|<</?[ \t]*(sys)[ \t]*>>"
+    r"|^[ \t]*#{1,6}[ \t]*(?P<heading>system|user|assistant|human|instruction|response)[ \t]*:?[ \t]*$"
+    r"|^[ \t]*(?P<label>human|assistant)[ \t]*:", regex.MULTILINE)
+"""The opening of a chat turn in a model's prompt format (ChatML, Llama 2/3, Gemma, headings
+such as `### System:` / `### User:`, `Human:` / `Assistant:` turns); the group names the role."""
+_ROLE = {"inst": "user", "sys": "system", "model": "assistant", "human": "user",
+         "response": "assistant", "instruction": "user"}
+_TEMPLATE_TOPIC = regex.compile(
+    r"\b(?:templates?|tokens?|tokeni[sz]ers?|chatml|jinja|delimiters?|special\s+tokens?|syntax|"
+    r"fine-?tun\w*|(?:chat|prompt|message|instruction|turn|conversation|training)\s+formats?|"
+    r"formatting|llama|mistral|gemma|alpaca|vicuna|qwen|zephyr|hugging\s?face|transformers|"
+    r"injections?|payloads?|jailbreaks?|red[- ]team\w*)\b")
+"""Words of a text that is *about* prompt formats or attacks on them: there, turn markers are its
+subject."""
+TURN_SUSPICIOUS = 0.6
+TURN_REJECTED = 1.0
+"""Scores for turn markers in the running text of a document that is not about prompt formats:
+an exchange staged with a format's own tokens is quarantined, headings or labels are flagged."""
 _LEAD_CHARS = 60
 _WRAPPED_LINE = 50
 _FRAME_CHARS = 80
@@ -436,6 +459,37 @@ def _lone_override(hits: list[Hit]) -> bool:
             and strong[0].key[0] == "visible" and not _SWEEPING.search(strong[0].excerpt))
 
 
+def staged_turns(layouts: list[tuple[str, Layout]]) -> tuple[set[str], bool]:
+    """The chat roles whose turn markers stand in running text (not fenced, indented, quoted or in
+    backticks) of a document that does not otherwise talk about prompt formats: a forged turn is
+    there to be read by a model as its own prompt, whatever it says. Headings (`## System:`) and
+    line labels (`Assistant:`) are common in other texts, so they count only as an exchange (a
+    user's heading and an assistant's; both `Human:` and `Assistant:`). True with the roles when
+    the prompt format's own tokens stage two roles or more: that is quarantined, the rest flagged."""
+    roles: set[str] = set()
+    headings: set[str] = set()
+    labels: set[str] = set()
+    outside: list[str] = []
+    for channel, layout in layouts:
+        if channel == "decoded":
+            continue
+        text = layout.text
+        for paragraph in layout.paragraphs:
+            chunk = text[paragraph.start:paragraph.end]
+            found = [m for m in _TURN_OPENER.finditer(chunk) if paragraph.context == "prose"
+                     and not layout.quoted(max(0, paragraph.start + m.start() - 1),
+                                           paragraph.start + m.start())]
+            for m in found:
+                role = _ROLE.get(next(g for g in m.groups() if g), next(g for g in m.groups() if g))
+                (headings if m.group("heading") else labels if m.group("label") else roles).add(role)
+            outside.append(_TURN_OPENER.sub(" ", chunk) if found else chunk)
+    exchange = (headings if {"user"} & headings and {"assistant"} & headings else set()) | (
+        labels if len(labels) >= 2 else set())
+    if not (roles or exchange) or _TEMPLATE_TOPIC.search("\n".join(outside)):
+        return set(), False
+    return roles | exchange, len(roles) >= 2
+
+
 def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     layouts = []
     for channel, text in channels(doc):
@@ -453,6 +507,9 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
         score = min(score, MENTION_CAP)
     if directives and all(h.mention for h in directives):  # cited attacks do not add up
         score = min(score, MENTION_CAP, max(h.weight for h in hits) + MENTION_EXTRA)
+    turns, staged = staged_turns(layouts)
+    if turns:
+        score = max(score, TURN_REJECTED if staged else TURN_SUSPICIOUS)
     tricks = _tricks(layouts)
     if not tricks and _lone_override(hits):
         score = min(score, MENTION_CAP)
@@ -461,12 +518,15 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
         score = min(score, MENTION_CAP)
     signals = {h.rule.signal for h in hits if h.weight >= SIGNAL_WEIGHT}
     signals |= {_SIGNAL_OF_TRICK[t] for t in tricks}
+    if turns:
+        signals.add("staged_turns")
     if any(h.key[0] == "hidden" and h.weight >= SIGNAL_WEIGHT for h in hits):
         signals.add("hidden_text")
     if any(h.key[0] == "decoded" and h.weight >= SIGNAL_WEIGHT for h in hits):
         signals.add("encoded_payload")
     evidence = [h.describe() for h in sorted(hits, key=lambda h: -h.weight)[:_EVIDENCE]]
     evidence += [f"obfuscation: {t}" for t in sorted(tricks)]
+    evidence += [f"staged chat turns in running text: {', '.join(sorted(turns))}"] if turns else []
     return _verdict(score, sorted(signals), evidence)
 
 
