@@ -156,7 +156,7 @@ _TRIGGERS = {
         "reenvia menciona"
         " push commit merge deploy disable enable pay buy purchase transfer accept book cancel confirm sign grant post upload publish fetch navigate browse fill submit put place announce"
         " explain play echo wire empty highlight suggest explique expliquez explique recopie recopiez parle parlez annonce annoncez erklare informiere uberweise frag frage beachte befolge avisa cuenta decir indica explica"
-        " behauptet"
+        " behauptet record leave set"
     ),
 }
 _MARKS = {
@@ -203,8 +203,23 @@ _AI = (
     r"chatgpt|gpt|claude|gemini|copilot|(?:ai\s+|coding\s+)?agents?|summari[sz]ers?|"
     r"(?:ai\s+)?crawlers?|automated\s+(?:screening|review|reviewer|system|assistant|tool)s?)"
 )
+_MACHINE = (r"(?:systems?|tools?|tooling|software|programs?|pipelines?|services?|engines?|readers?|"
+            r"processors?|generators?|responders?|helpers?|indexers?)")
+_MACHINE_READER = (
+    rf"(?:(?:automated|automatic|reviewing|summari[sz]ing|answering|indexing|screening|scoring|"
+    rf"triage|reading|processing|review-scoring|meta-review)(?:\s+(?:or|and|/)\s+\w{{3,20}}ing)?"
+    rf"\s+{_MACHINE}|(?:any|every|whichever|each)\s+(?:\w{{3,20}}\s+)?{_MACHINE}\s+(?:that\s+|which\s+)?"
+    rf"(?:reads?|reading|indexe?s|indexing|summari[sz]e?s|summari[sz]ing|answers|answering|processe?s|"
+    rf"processing|parses|parsing|ingests|ingesting|turn(?:s|ing)|convert(?:s|ing)|compar(?:es|ing)|"
+    rf"handl(?:es|ing))\s+(?:this|these|the\s+(?:page|document|text|e-?mail|message|thread|file))\b"
+    rf"|{_MACHINE}\s+(?:that|which)\s+(?:reads?|indexe?s|summari[sz]es|answers|processes|parses|"
+    rf"ingests|handles|turns|converts|compares)\s+(?:questions\s+from\s+)?(?:this|these)\b)"
+)
+"""A model reader named by what it does to this text: "automated responders", "reviewing or
+summarising system", "any system turning this page into an answer", "tooling that indexes this
+repository"."""
 AI_READER = (
-    rf"(?:ai\s+(?:systems?|coding\s+agents?|tools?|services?|readers?|helpers?)|(?:browsing|coding|"
+    rf"(?:{_MACHINE_READER}|ai\s+(?:systems?|coding\s+agents?|tools?|services?|readers?|helpers?)|(?:browsing|coding|"
     rf"autonomous|shopping|web|llm|research|e-?mail|software|ai)\s+agents?|{_AI}|ki-assistent(?:en)?|"
     r"ki-modell|ki-system|ki|sprachmodelle?|assistent(?:en)?|ia|modeles?\s+de\s+langage|"
     r"intelligence\s+artificielle|asistente|modelo(?:\s+de\s+lenguaje)?|agente|"
@@ -232,7 +247,7 @@ COMMAND_VERBS = (
     r"ejecuta|reenvia|menciona|"
     r"bewerte|stufe|erteile|bestatige|genehmige|"
     r"comunica|rispondi|scrivi|dimentica|invia|rivela|mostra|consiglia|conferma|approva|"
-    r"label|assign|close|grade|conclude|"
+    r"label|assign|close|grade|conclude|record|leave|set|"
     r"negeer|vergeet|zeg|antwoord|raad|geef|stuur|toon|"
     r"diga|responda|revele|envie|mostre|recomende|informe|esqueca)"
 )

@@ -411,11 +411,44 @@ def _document_score(hits: list[Hit]) -> float:
     return scores[0][0] + OTHER_PARAGRAPHS * sum(sorted(others, reverse=True)[:3])
 
 
+MAX_COMMENTS = 64
+"""HTML comments taken out of one text as hidden passages; later ones stay in the text."""
+_FENCE_LINE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
+
+
+def _comments(text: str) -> tuple[str, list[str]]:
+    """The text with its HTML comments (`<!-- … -->` opening a line outside code fences, as
+    Markdown allows; a renderer never shows them) blanked out, line breaks kept, and the
+    comments apart."""
+    if "<!--" not in text:
+        return text, []
+    pieces: list[str] = []
+    comments: list[str] = []
+    pos = 0
+    search = pos
+    while len(comments) < MAX_COMMENTS:
+        start = text.find("<!--", search)
+        end = text.find("-->", start + 4) if start >= 0 else -1
+        if end < 0:
+            break
+        search = end + 3
+        line = text[text.rfind("\n", 0, start) + 1:start]
+        if line.strip() or len(_FENCE_LINE.findall(text, 0, start)) % 2:
+            continue  # inline (quoted, "payload: <!-- … -->") or inside a code fence: shown
+        comment = text[start:end + 3]
+        comments.append(comment)
+        pieces += [text[pos:start], "\n" * comment.count("\n")]
+        pos = end + 3
+    return "".join(pieces) + text[pos:], comments
+
+
 def channels(doc: SourceDocument) -> list[tuple[str, str]]:
-    """(channel, text) pairs: the visible text, each hidden passage, the free-text metadata a
-    document declares (front matter, CSV columns), each decoded payload."""
+    """(channel, text) pairs: the visible text (without its HTML comments), each hidden passage
+    (comments, text HTML hides), the free-text metadata a document declares (front matter, CSV
+    columns), each decoded payload."""
     hidden = doc.metadata.get("hidden_text") or []
-    texts = [("visible", doc.text)]
+    visible, comments = _comments(doc.text)
+    texts = [("visible", visible), *(("hidden", comment) for comment in comments)]
     texts += [("hidden", str(h)) for h in (hidden if isinstance(hidden, list) else [hidden])]
     texts += [("hidden", f"{key}:\n{value}") for key, value in doc.metadata.items()
               if key not in _OWN_METADATA and isinstance(value, str) and " " in value.strip()]
