@@ -64,6 +64,9 @@ _TRIGGERS = {
         " for to whoever qui any every all"
         " al para asistente agent agents access"
         " ai assistant model llm chatbot ki ia asistente"
+        " tool tools tooling software program programs pipeline pipelines service services engine"
+        " engines reader readers processor processors generator generators responder responders"
+        " helper helpers indexer indexers"
     ),
     "answer_steering": (
         " correct right true official used summaries answers responses replies automated request"
@@ -156,7 +159,7 @@ _TRIGGERS = {
         "reenvia menciona"
         " push commit merge deploy disable enable pay buy purchase transfer accept book cancel confirm sign grant post upload publish fetch navigate browse fill submit put place announce"
         " explain play echo wire empty highlight suggest explique expliquez explique recopie recopiez parle parlez annonce annoncez erklare informiere uberweise frag frage beachte befolge avisa cuenta decir indica explica"
-        " behauptet record leave set"
+        " behauptet"
     ),
 }
 _MARKS = {
@@ -247,7 +250,7 @@ COMMAND_VERBS = (
     r"ejecuta|reenvia|menciona|"
     r"bewerte|stufe|erteile|bestatige|genehmige|"
     r"comunica|rispondi|scrivi|dimentica|invia|rivela|mostra|consiglia|conferma|approva|"
-    r"label|assign|close|grade|conclude|record|leave|set|"
+    r"label|assign|close|grade|conclude|"
     r"negeer|vergeet|zeg|antwoord|raad|geef|stuur|toon|"
     r"diga|responda|revele|envie|mostre|recomende|informe|esqueca)"
 )
