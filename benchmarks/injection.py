@@ -1,6 +1,6 @@
 """Injection screening on the labelled set in tests/data/injection: detection and false positives.
 
-    python benchmarks/injection.py [--split dev|holdout|fresh|probe|probe2|fresh2|fresh3|all] [--semantic]
+    python benchmarks/injection.py [--split dev|holdout|fresh|probe…|fresh4|all] [--semantic]
                                    [--list [--evidence]] [--json OUT]
     python benchmarks/injection.py --leave-split-out [SPLIT ...] [--threshold T] [--c C]
                                    # the full screen on each split, its layer fitted without it
