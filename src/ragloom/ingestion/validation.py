@@ -137,6 +137,11 @@ TURN_SUSPICIOUS = 0.6
 TURN_REJECTED = 1.0
 """Scores for turn markers in the running text of a document that is not about prompt formats:
 an exchange staged with a format's own tokens is quarantined, headings or labels are flagged."""
+_PLACEHOLDER_LINK = re.compile(
+    r"\]\(https?://[^\s)]{1,300}?[?&][\w.-]{1,30}=(?P<slot>[A-Z][A-Z0-9_]{2,40})(?=[&#)])")
+"""A Markdown link or image whose query parameter is a fill-in slot in capitals (`?k=TOKEN`)."""
+PLACEHOLDER_SCORE = 0.6
+"""Score of a link whose slot the text names again (asking a reader to fill it): suspicious."""
 _LEAD_CHARS = 60
 _WRAPPED_LINE = 50
 _FRAME_CHARS = 80
@@ -523,9 +528,22 @@ def staged_turns(layouts: list[tuple[str, Layout]]) -> tuple[set[str], bool]:
     return roles | exchange, len(roles) >= 2
 
 
+def placeholder_links(texts: list[str]) -> list[str]:
+    """The capitalised slots of link queries (`](https://…?k=TOKEN)`) that the same text names
+    again outside the link: a link left for a reader to complete, with data from elsewhere."""
+    slots = []
+    for text in texts:
+        for match in _PLACEHOLDER_LINK.finditer(text):
+            slot = match.group("slot")
+            if text.count(slot) >= 2 and slot not in slots:
+                slots.append(slot)
+    return slots
+
+
 def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     layouts = []
-    for channel, text in channels(doc):
+    texts = channels(doc)
+    for channel, text in texts:
         _remaining(deadline)
         layouts.append((channel, lay_out(text, VOCABULARY)))
     hits: list[Hit] = []
@@ -543,6 +561,9 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     turns, staged = staged_turns(layouts)
     if turns:
         score = max(score, TURN_REJECTED if staged else TURN_SUSPICIOUS)
+    slots = placeholder_links([text for channel, text in texts if channel != "decoded"])
+    if slots:
+        score = max(score, PLACEHOLDER_SCORE)
     tricks = _tricks(layouts)
     if not tricks and _lone_override(hits):
         score = min(score, MENTION_CAP)
@@ -553,6 +574,8 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     signals |= {_SIGNAL_OF_TRICK[t] for t in tricks}
     if turns:
         signals.add("staged_turns")
+    if slots:
+        signals.add("exfiltration")
     if any(h.key[0] == "hidden" and h.weight >= SIGNAL_WEIGHT for h in hits):
         signals.add("hidden_text")
     if any(h.key[0] == "decoded" and h.weight >= SIGNAL_WEIGHT for h in hits):
@@ -560,6 +583,7 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     evidence = [h.describe() for h in sorted(hits, key=lambda h: -h.weight)[:_EVIDENCE]]
     evidence += [f"obfuscation: {t}" for t in sorted(tricks)]
     evidence += [f"staged chat turns in running text: {', '.join(sorted(turns))}"] if turns else []
+    evidence += [f"link with a slot to fill, named in the text: {', '.join(slots)}"] if slots else []
     return _verdict(score, sorted(signals), evidence)
 
 
