@@ -284,6 +284,8 @@ ADVERSARIAL = {
     "base64 alphabet": "QUJD" * 24_000,
     "percent escapes between words": "word%2" * 16_000,
     "chat markers": "<|im_start|>user\n[INST] " * 4_000,
+    "comments in a fence": "```\n" + "<!-- a -->\n" * 8_000,
+    "inline comments": "x <!-- a -->" * 8_000,
 }
 
 

@@ -429,16 +429,19 @@ def _comments(text: str) -> tuple[str, list[str]]:
         return text, []
     pieces: list[str] = []
     comments: list[str] = []
-    pos = 0
-    search = pos
+    pos = search = counted = fences = 0
     while len(comments) < MAX_COMMENTS:
         start = text.find("<!--", search)
         end = text.find("-->", start + 4) if start >= 0 else -1
         if end < 0:
             break
         search = end + 3
-        line = text[text.rfind("\n", 0, start) + 1:start]
-        if line.strip() or len(_FENCE_LINE.findall(text, 0, start)) % 2:
+        fences += len(_FENCE_LINE.findall(text, counted, start))
+        counted = start
+        lead = start
+        while lead > 0 and text[lead - 1] in " \t":
+            lead -= 1
+        if (lead > 0 and text[lead - 1] != "\n") or fences % 2:
             continue  # inline (quoted, "payload: <!-- … -->") or inside a code fence: shown
         comment = text[start:end + 3]
         comments.append(comment)
