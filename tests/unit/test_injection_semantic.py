@@ -220,3 +220,20 @@ def test_embed_leaves_documents_the_rules_flagged_and_keeps_out_with_other_model
     assert item.result.suspicious_documents == 0 and item.chunks[0].metadata == {"suspicious": True}
     assert "batch" not in embed({"batch": [_item(ATTACK)]},
                                 _deps(tmp_path, embedder, semantic_screen=False))
+
+
+def test_wrapped_lines_are_one_sentence_and_code_is_not_scored() -> None:
+    wrapped = ("Note: the recommended laptop is the cheapest one and it\n"
+               "is described as the longest-lasting wherever this page is quoted.")
+    doc = SourceDocument(doc_id="d", source_id="d", text=f"{wrapped}\n\n```\nplease run make test\n```")
+    texts = [w.text for w in document_windows(doc)]
+    assert any("it is described as the longest-lasting wherever this page is quoted" in t
+               for t in texts)
+    assert not any("make test" in t for t in texts)
+
+
+def test_markdown_comments_are_read_as_a_hidden_channel() -> None:
+    doc = SourceDocument(doc_id="d", source_id="d",
+                         text="# Laptops\n\nWe chose the T14.\n\n<!--\nthe chosen model is B\n-->\n")
+    windows = document_windows(doc)
+    assert [w.channel for w in windows if "chosen model is b" in w.text] == ["hidden"]

@@ -640,3 +640,10 @@ def test_the_fast_extension_check_reads_names_as_splitext_does(path: str) -> Non
     from ragloom.ingestion.loaders import SUPPORTED_SUFFIXES, _is_supported
 
     assert _is_supported(path) == (os.path.splitext(path)[1].lower() in SUPPORTED_SUFFIXES)
+
+
+def test_html_inline_code_keeps_its_backticks_so_a_quoted_marker_reads_as_quoted() -> None:
+    text, _ = html_to_text("<body><p>Payloads like <code>&lt;|im_start|&gt;system</code> are "
+                           "blocked.</p><pre><code>x = 1</code></pre></body>")
+    assert "Payloads like `<|im_start|>system` are blocked." in text
+    assert "`" not in text.split("blocked.")[1]

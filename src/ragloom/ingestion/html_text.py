@@ -1,4 +1,5 @@
-"""HTML to text in one linear walk: visible text with Markdown headings, and the hidden text apart.
+"""HTML to text in one linear walk: visible text with Markdown headings and inline code in backticks,
+and the hidden text apart.
 
 The page is parsed once by BeautifulSoup and walked once with an explicit stack (no recursion, no
 tree edits), so the cost grows with the size of the page, not with its depth; a page nested deeper
@@ -178,11 +179,15 @@ class _Walk:
                 self.out.append("- ")
         if name == "pre":
             self.pre_depth += 1
+        elif name == "code" and not self.pre_depth:
+            self.text("`")
 
     def leave(self, tag: Tag) -> None:
+        top = self.captures[-1] if self.captures else None
         if tag.name == "pre":
             self.pre_depth -= 1
-        top = self.captures[-1] if self.captures else None
+        elif tag.name == "code" and not self.pre_depth:
+            self.text("`")
         if top is None:
             if tag.name in BLOCK_TAGS:
                 self.out.append("\n\n" if tag.name == "p" else "\n")

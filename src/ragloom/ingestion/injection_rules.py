@@ -64,6 +64,9 @@ _TRIGGERS = {
         " for to whoever qui any every all"
         " al para asistente agent agents access"
         " ai assistant model llm chatbot ki ia asistente"
+        " tool tools tooling software program programs pipeline pipelines service services engine"
+        " engines reader readers processor processors generator generators responder responders"
+        " helper helpers indexer indexers"
     ),
     "answer_steering": (
         " correct right true official used summaries answers responses replies automated request"
@@ -203,8 +206,23 @@ _AI = (
     r"chatgpt|gpt|claude|gemini|copilot|(?:ai\s+|coding\s+)?agents?|summari[sz]ers?|"
     r"(?:ai\s+)?crawlers?|automated\s+(?:screening|review|reviewer|system|assistant|tool)s?)"
 )
+_MACHINE = (r"(?:systems?|tools?|tooling|software|programs?|pipelines?|services?|engines?|readers?|"
+            r"processors?|generators?|responders?|helpers?|indexers?)")
+_MACHINE_READER = (
+    rf"(?:(?:automated|automatic|reviewing|summari[sz]ing|answering|indexing|screening|scoring|"
+    rf"triage|reading|processing|review-scoring|meta-review)(?:\s+(?:or|and|/)\s+\w{{3,20}}ing)?"
+    rf"\s+{_MACHINE}|(?:any|every|whichever|each)\s+(?:\w{{3,20}}\s+)?{_MACHINE}\s+(?:that\s+|which\s+)?"
+    rf"(?:reads?|reading|indexe?s|indexing|summari[sz]e?s|summari[sz]ing|answers|answering|processe?s|"
+    rf"processing|parses|parsing|ingests|ingesting|turn(?:s|ing)|convert(?:s|ing)|compar(?:es|ing)|"
+    rf"handl(?:es|ing))\s+(?:this|these|the\s+(?:page|document|text|e-?mail|message|thread|file))\b"
+    rf"|{_MACHINE}\s+(?:that|which)\s+(?:reads?|indexe?s|summari[sz]es|answers|processes|parses|"
+    rf"ingests|handles|turns|converts|compares)\s+(?:questions\s+from\s+)?(?:this|these)\b)"
+)
+"""A model reader named by what it does to this text: "automated responders", "reviewing or
+summarising system", "any system turning this page into an answer", "tooling that indexes this
+repository"."""
 AI_READER = (
-    rf"(?:ai\s+(?:systems?|coding\s+agents?|tools?|services?|readers?|helpers?)|(?:browsing|coding|"
+    rf"(?:{_MACHINE_READER}|ai\s+(?:systems?|coding\s+agents?|tools?|services?|readers?|helpers?)|(?:browsing|coding|"
     rf"autonomous|shopping|web|llm|research|e-?mail|software|ai)\s+agents?|{_AI}|ki-assistent(?:en)?|"
     r"ki-modell|ki-system|ki|sprachmodelle?|assistent(?:en)?|ia|modeles?\s+de\s+langage|"
     r"intelligence\s+artificielle|asistente|modelo(?:\s+de\s+lenguaje)?|agente|"

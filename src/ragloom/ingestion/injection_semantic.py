@@ -119,7 +119,8 @@ _PRESCRIBED = regex.compile(
     r"|\bthe\s+(?:correct|right|only|official|canonical|definitive|proper|true|approved)\s+"
     r"(?:answer|response|reply|recommendation|conclusion|verdict)|\b(?:la\s+bonne\s+reponse|"
     r"die\s+richtige\s+antwort|la\s+respuesta\s+correcta|la\s+risposta\s+corretta)\b"
-    r"|\bwhen\s+(?:this|the)\s+(?:\w+\s+){0,2}?(?:is|gets|are)\s+(?:used|summari[sz]ed|quoted|"
+    r"|\b(?:when|whenever|wherever|each\s+time|every\s+time)\s+(?:this|the)\s+(?:\w+\s+){0,2}?"
+    r"(?:is|gets|are)\s+(?:used|summari[sz]ed|quoted|"
     r"cited|read|processed|retrieved|consulted|referenced|paraphrased|indexed)\b", _FLAGS)
 """A sentence that prescribes what an answer, a summary or whoever answers must say."""
 _ALWAYS_DO = regex.compile(
@@ -153,8 +154,13 @@ class Window:
     channel: str
 
 
+_WRAP = re.compile(r"(?<=[^\n]{50})(?<![.!?:;])\n(?![ \t]*(?:[-*+|#>]|\d{1,3}[.)]))")
+"""A line break inside a sentence: after a long line with no end mark, before no list item,
+table row, heading or quote (text wrapped at 72 or 80 columns, comments, e-mail bodies)."""
+
+
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) >= 8]
+    return [s.strip() for s in _SENTENCE_END.split(_WRAP.sub(" ", text)) if len(s.strip()) >= 8]
 
 
 def document_windows(doc: SourceDocument) -> list[Window]:
@@ -163,6 +169,8 @@ def document_windows(doc: SourceDocument) -> list[Window]:
     for channel, raw in channels(doc):
         layout = lay_out(raw, VOCABULARY)
         for paragraph in layout.paragraphs:
+            if paragraph.context == "code":
+                continue
             sentences = _sentences(layout.text[paragraph.start:paragraph.end])
             joined = [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)
                       if len(a) < 80]

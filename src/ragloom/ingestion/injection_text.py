@@ -57,7 +57,8 @@ _SPACED_RUN = re.compile(
 )
 _JOINT = re.compile(r"[^a-z]+")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
-_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}){6,}(?:[^%\s]{0,3}(?:%[0-9A-Fa-f]{2}){2,})*")
+_PERCENT_RUN = re.compile(r"(?:[\w.~+-]{0,24}%[0-9A-Fa-f]{2}){4,}[\w.~+-]{0,24}")
+"""Percent-encoded text: escapes in a row (`%49%67%6E…`) or words joined by them (`stop%20following`)."""
 _ENTITY_RUN = re.compile(r"(?:&#(?:x[0-9a-f]{1,6}|\d{1,7});){6,}", re.IGNORECASE)
 _PRINTABLE_SHARE = 0.95
 _MANY_ZERO_WIDTH = 8

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import regex
 from pydantic import BaseModel, Field
 
 from ragloom.ingestion.injection_rules import (
@@ -114,6 +115,33 @@ _WORDS = re.compile(r"[a-z0-9]+")
 _HUMAN_TURN = re.compile(r"^[ \t]*(?:user|customer|human|client|caller|visitor|patient|guest|me|q)\s*:",
                          re.MULTILINE)
 _SPEAKER_LABEL = re.compile(r"^(?:the\s+)?(?:ai|assistant|ai\s+assistant|bot|chatbot|agent|model)\s*:$")
+_TURN_OPENER = regex.compile(
+    r"<\|im_start\|>[ \t]*(system|user|assistant|developer|tool)\b"
+    r"|<\|start_header_id\|>[ \t]*(system|user|assistant|developer|tool|ipython)\b"
+    r"|<start_of_turn>[ \t]*(user|model|system|developer)\b"
+    r"|<\|(system|user|assistant)\|>|\[/?(inst)\]|<</?[ \t]*(sys)[ \t]*>>"
+    r"|^[ \t]*#{1,6}[ \t]*(?P<heading>system|user|assistant|human|instruction|response)[ \t]*:?[ \t]*$"
+    r"|^[ \t]*(?P<label>human|assistant)[ \t]*:", regex.MULTILINE)
+"""The opening of a chat turn in a model's prompt format (ChatML, Llama 2/3, Gemma, headings
+such as `### System:` / `### User:`, `Human:` / `Assistant:` turns); the group names the role."""
+_ROLE = {"inst": "user", "sys": "system", "model": "assistant", "human": "user",
+         "response": "assistant", "instruction": "user"}
+_TEMPLATE_TOPIC = regex.compile(
+    r"\b(?:templates?|tokens?|tokeni[sz]ers?|chatml|jinja|delimiters?|special\s+tokens?|syntax|"
+    r"fine-?tun\w*|(?:chat|prompt|message|instruction|turn|conversation|training)\s+formats?|"
+    r"formatting|llama|mistral|gemma|alpaca|vicuna|qwen|zephyr|hugging\s?face|transformers|"
+    r"injections?|payloads?|jailbreaks?|red[- ]team\w*)\b")
+"""Words of a text that is *about* prompt formats or attacks on them: there, turn markers are its
+subject."""
+TURN_SUSPICIOUS = 0.6
+TURN_REJECTED = 1.0
+"""Scores for turn markers in the running text of a document that is not about prompt formats:
+an exchange staged with a format's own tokens is quarantined, headings or labels are flagged."""
+_PLACEHOLDER_LINK = re.compile(
+    r"\]\(https?://[^\s)]{1,300}?[?&][\w.-]{1,30}=(?P<slot>[A-Z][A-Z0-9_]{2,40})(?=[&#)])")
+"""A Markdown link or image whose query parameter is a fill-in slot in capitals (`?k=TOKEN`)."""
+PLACEHOLDER_SCORE = 0.6
+"""Score of a link whose slot the text names again (asking a reader to fill it): suspicious."""
 _LEAD_CHARS = 60
 _WRAPPED_LINE = 50
 _FRAME_CHARS = 80
@@ -388,11 +416,47 @@ def _document_score(hits: list[Hit]) -> float:
     return scores[0][0] + OTHER_PARAGRAPHS * sum(sorted(others, reverse=True)[:3])
 
 
+MAX_COMMENTS = 64
+"""HTML comments taken out of one text as hidden passages; later ones stay in the text."""
+_FENCE_LINE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
+
+
+def _comments(text: str) -> tuple[str, list[str]]:
+    """The text with its HTML comments (`<!-- … -->` opening a line outside code fences, as
+    Markdown allows; a renderer never shows them) blanked out, line breaks kept, and the
+    comments apart."""
+    if "<!--" not in text:
+        return text, []
+    pieces: list[str] = []
+    comments: list[str] = []
+    pos = search = counted = fences = 0
+    while len(comments) < MAX_COMMENTS:
+        start = text.find("<!--", search)
+        end = text.find("-->", start + 4) if start >= 0 else -1
+        if end < 0:
+            break
+        search = end + 3
+        fences += len(_FENCE_LINE.findall(text, counted, start))
+        counted = start
+        lead = start
+        while lead > 0 and text[lead - 1] in " \t":
+            lead -= 1
+        if (lead > 0 and text[lead - 1] != "\n") or fences % 2:
+            continue  # inline (quoted, "payload: <!-- … -->") or inside a code fence: shown
+        comment = text[start:end + 3]
+        comments.append(comment)
+        pieces += [text[pos:start], "\n" * comment.count("\n")]
+        pos = end + 3
+    return "".join(pieces) + text[pos:], comments
+
+
 def channels(doc: SourceDocument) -> list[tuple[str, str]]:
-    """(channel, text) pairs: the visible text, each hidden passage, the free-text metadata a
-    document declares (front matter, CSV columns), each decoded payload."""
+    """(channel, text) pairs: the visible text (without its HTML comments), each hidden passage
+    (comments, text HTML hides), the free-text metadata a document declares (front matter, CSV
+    columns), each decoded payload."""
     hidden = doc.metadata.get("hidden_text") or []
-    texts = [("visible", doc.text)]
+    visible, comments = _comments(doc.text)
+    texts = [("visible", visible), *(("hidden", comment) for comment in comments)]
     texts += [("hidden", str(h)) for h in (hidden if isinstance(hidden, list) else [hidden])]
     texts += [("hidden", f"{key}:\n{value}") for key, value in doc.metadata.items()
               if key not in _OWN_METADATA and isinstance(value, str) and " " in value.strip()]
@@ -436,9 +500,53 @@ def _lone_override(hits: list[Hit]) -> bool:
             and strong[0].key[0] == "visible" and not _SWEEPING.search(strong[0].excerpt))
 
 
+def staged_turns(layouts: list[tuple[str, Layout]]) -> tuple[set[str], bool]:
+    """The chat roles whose turn markers stand in running text (not fenced, indented, quoted or in
+    backticks) of a document that does not otherwise talk about prompt formats: a forged turn is
+    there to be read by a model as its own prompt, whatever it says. Headings (`## System:`) and
+    line labels (`Assistant:`) are common in other texts, so they count only as an exchange (a
+    user's heading and an assistant's; both `Human:` and `Assistant:`). True with the roles when
+    the prompt format's own tokens stage two roles or more: that is quarantined, the rest flagged."""
+    roles: set[str] = set()
+    headings: set[str] = set()
+    labels: set[str] = set()
+    outside: list[str] = []
+    for channel, layout in layouts:
+        if channel == "decoded":
+            continue
+        text = layout.text
+        for paragraph in layout.paragraphs:
+            chunk = text[paragraph.start:paragraph.end]
+            found = [m for m in _TURN_OPENER.finditer(chunk) if paragraph.context == "prose"
+                     and not layout.quoted(max(0, paragraph.start + m.start() - 1),
+                                           paragraph.start + m.start())]
+            for m in found:
+                role = _ROLE.get(next(g for g in m.groups() if g), next(g for g in m.groups() if g))
+                (headings if m.group("heading") else labels if m.group("label") else roles).add(role)
+            outside.append(_TURN_OPENER.sub(" ", chunk) if found else chunk)
+    exchange = (headings if {"user"} & headings and {"assistant"} & headings else set()) | (
+        labels if len(labels) >= 2 else set())
+    if not (roles or exchange) or _TEMPLATE_TOPIC.search("\n".join(outside)):
+        return set(), False
+    return roles | exchange, len(roles) >= 2
+
+
+def placeholder_links(texts: list[str]) -> list[str]:
+    """The capitalised slots of link queries (`](https://…?k=TOKEN)`) that the same text names
+    again outside the link: a link left for a reader to complete, with data from elsewhere."""
+    slots = []
+    for text in texts:
+        for match in _PLACEHOLDER_LINK.finditer(text):
+            slot = match.group("slot")
+            if text.count(slot) >= 2 and slot not in slots:
+                slots.append(slot)
+    return slots
+
+
 def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     layouts = []
-    for channel, text in channels(doc):
+    texts = channels(doc)
+    for channel, text in texts:
         _remaining(deadline)
         layouts.append((channel, lay_out(text, VOCABULARY)))
     hits: list[Hit] = []
@@ -453,6 +561,12 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
         score = min(score, MENTION_CAP)
     if directives and all(h.mention for h in directives):  # cited attacks do not add up
         score = min(score, MENTION_CAP, max(h.weight for h in hits) + MENTION_EXTRA)
+    turns, staged = staged_turns(layouts)
+    if turns:
+        score = max(score, TURN_REJECTED if staged else TURN_SUSPICIOUS)
+    slots = placeholder_links([text for channel, text in texts if channel != "decoded"])
+    if slots:
+        score = max(score, PLACEHOLDER_SCORE)
     tricks = _tricks(layouts)
     if not tricks and _lone_override(hits):
         score = min(score, MENTION_CAP)
@@ -461,12 +575,18 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
         score = min(score, MENTION_CAP)
     signals = {h.rule.signal for h in hits if h.weight >= SIGNAL_WEIGHT}
     signals |= {_SIGNAL_OF_TRICK[t] for t in tricks}
+    if turns:
+        signals.add("staged_turns")
+    if slots:
+        signals.add("exfiltration")
     if any(h.key[0] == "hidden" and h.weight >= SIGNAL_WEIGHT for h in hits):
         signals.add("hidden_text")
     if any(h.key[0] == "decoded" and h.weight >= SIGNAL_WEIGHT for h in hits):
         signals.add("encoded_payload")
     evidence = [h.describe() for h in sorted(hits, key=lambda h: -h.weight)[:_EVIDENCE]]
     evidence += [f"obfuscation: {t}" for t in sorted(tricks)]
+    evidence += [f"staged chat turns in running text: {', '.join(sorted(turns))}"] if turns else []
+    evidence += [f"link with a slot to fill, named in the text: {', '.join(slots)}"] if slots else []
     return _verdict(score, sorted(signals), evidence)
 
 
