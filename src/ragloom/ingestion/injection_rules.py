@@ -62,7 +62,7 @@ _TRIGGERS = {
         " achtung atencion nota attention important psst hey hi hello hallo hola querida querido cher chere liebe lieber asistente modelo agente inteligencia ia ki-assistent ki-modell ki-system system systems eres wenn falls asks ask anyone someone somebody when if whenever any every each note message update alert notice dear"
         " an fur favour favor request word thought heads-up heads tip ask plea whichever whatever"
         " for to whoever qui any every all"
-        " al para asistente agent agents access"
+        " al para asistente agent agents access guidance briefing"
         " ai assistant model llm chatbot ki ia asistente"
         " tool tools tooling software program programs pipeline pipelines service services engine"
         " engines reader readers processor processors generator generators responder responders"
@@ -83,6 +83,9 @@ _TRIGGERS = {
         " answers whenever recommended suggest suggested highlight highlighted highlights explique expliquez dis dites annonce annoncez indique indiquez decir dile di decirles informar indicar erklare erzahle sage sag teile told informed reminded warned advised"
         " recommending recommends suggesting suggests mentioning mentions"
         " kindly please note stress point emphasise emphasize"
+        " any overview overviews digest digests recommendation recommendations assessment"
+        " assessments conclusion conclusions review reviews report reports evaluation evaluations"
+        " generated drawn derived produced compiled"
     ),
     "secrecy": (
         " mention "
@@ -156,7 +159,8 @@ _TRIGGERS = {
         "montre montrez antworte sag sage schreibe schreib sende schicke leite gib zeige nenne "
         "empfiehl losche fuhre verwende nutze ignoriere vergiss teile erwahne behaupte ignora "
         "olvida responde di dile escribe envia revela muestra recomienda elimina borra usa ejecuta "
-        "reenvia menciona"
+        "reenvia menciona export release aprueba autoriza acepta transfiere paga cambia concede "
+        "esporta trasferisci autorizza accetta approuve approuvez approuver valide validez valider"
         " push commit merge deploy disable enable pay buy purchase transfer accept book cancel confirm sign grant post upload publish fetch navigate browse fill submit put place announce"
         " explain play echo wire empty highlight suggest explique expliquez explique recopie recopiez parle parlez annonce annoncez erklare informiere uberweise frag frage beachte befolge avisa cuenta decir indica explica"
         " behauptet"
@@ -250,7 +254,9 @@ COMMAND_VERBS = (
     r"ejecuta|reenvia|menciona|"
     r"bewerte|stufe|erteile|bestatige|genehmige|"
     r"comunica|rispondi|scrivi|dimentica|invia|rivela|mostra|consiglia|conferma|approva|"
-    r"label|assign|close|grade|conclude|"
+    r"label|assign|close|grade|conclude|export|release|"
+    r"aprueba|autoriza|acepta|transfiere|paga|cambia|concede|esporta|trasferisci|autorizza|"
+    r"accetta|approuve[zr]?|valide[zr]?|"
     r"negeer|vergeet|zeg|antwoord|raad|geef|stuur|toon|"
     r"diga|responda|revele|envie|mostre|recomende|informe|esqueca)"
 )
@@ -356,7 +362,8 @@ RULES: tuple[Rule, ...] = (
        imperative=True),
     # -- addressed to a model ---------------------------------------------------------------
     _r("addressed_to_model", 0.35,
-       rf"\b(?:note|message|instructions?|memo|notice|reminder|request|directive|p\.?\s?s\.?)\s+"
+       rf"\b(?:note|message|instructions?|memo|notice|reminder|request|directive|update|guidance|"
+       rf"briefing|p\.?\s?s\.?)\s+"
        rf"(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?(?:\w+\s+){{0,2}}?{_AI}\b"),
     _r("addressed_to_model", 0.35,
        rf"\b(?:dear|hey|hi|hello|attention|attn|psst|calling)\s+(?:all\s+|any\s+)?(?:\w+\s+)?{_AI}\b"),
@@ -426,6 +433,14 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:sage|sag|sagen\s+sie)\s+dem\s+(?:benutzer|nutzer|leser|kunden)\b|"
        r"\b(?:empfiehl|empfehle|empfehlen\s+sie)\s+dem\s+(?:nutzer|benutzer|leser)|"
        r"\bfassen\s+sie\s+(?:\S+\s+){1,6}?als\b", imperative=True),
+    _r("answer_steering", 0.5,
+       r"\b(?:any|every|each|all)\s+(?:[\w-]{1,20},?\s+){0,4}?(?:overviews?|summar(?:y|ies)|"
+       r"reviews?|digests?|recommendations?|assessments?|conclusions?|answers?|reports?|evaluations?|"
+       r"descriptions?|ratings?|responses?|verdicts?)\s+(?:[\w-]{1,20}\s+){0,2}?(?:generated|drawn|"
+       r"derived|produced|compiled|built|written)\s+(?:from|on|out\s+of)\s+(?:this|these)\s+"
+       r"(?:[\w-]{1,20}\s+){0,3}?(?:is\s+required\s+to|are\s+required\s+to|must|shall|has\s+to|"
+       r"have\s+to)\s+(?:read|state|say|give|rate|conclude|describe|include|mention|recommend|"
+       r"call|present|list)\b"),
     # -- keeping the user in the dark ---------------------------------------------------------
     _r("secrecy", 0.45,
        r"\b(?:do\s+not|don't|never|without)\s+(?:ever\s+)?(?:mention(?:ing)?|tell(?:ing)?|"
@@ -442,7 +457,7 @@ RULES: tuple[Rule, ...] = (
        r"\berwahne\s+(?:\S+\s+){0,2}?nicht\b|\bverschweige\b"),
     # -- role play ---------------------------------------------------------------------------
     _r("role_play", 1.0,
-       r"\byou\s+are\s+(?:now\s+|about\s+to\s+become\s+)?(?:dan\b|(?:an?\s+)?(?:unrestricted|"
+       r"\byou(?:\s+are|'re)\s+(?:now\s+|about\s+to\s+become\s+)?(?:dan\b|(?:[\w-]{1,30},\s+)?(?:an?\s+)?(?:unrestricted|"
        r"unfiltered|uncensored|jailbroken|unbound|unaligned|evil|amoral|rogue)\b)|"
        r"\byou\s+are\s+(?:now\s+)?no\s+longer\s+(?:an?\s+)?(?:ai|assistant|helpful|bound|restricted|"
        r"limited|chatgpt|a\s+language\s+model)\b|\bact\s+as\s+(?:dan\b|an?\s+(?:unrestricted|"
@@ -465,7 +480,7 @@ RULES: tuple[Rule, ...] = (
     _r("role_play", 0.25,
        r"\bpretend\s+(?:to\s+be|you\s+are)\b|\bfrom\s+now\s+on,?\s+you\s+"
        r"(?:are|will|must|should|shall)\b|\b(?:play|take\s+on|assume)\s+the\s+role\s+of\b|"
-       r"\blet'?s\s+play\s+a\s+game\b|\bact\s+as\s+(?:an?|my|the)\b"),
+       r"\blet'?s\s+play\s+a\s+game\b|\bact\s+as\s+(?:an?|my|the)\b|\bstay\s+in\s+role\b"),
     _r("role_play", 1.0,
        r"\bvous\s+etes\s+(?:desormais|maintenant|a\s+present)\s+(?:un|une)\s+(?:\S+\s+){0,2}sans\s+"
        r"(?:aucune?\s+)?(?:restriction|limite|filtre|regle)s?|"
@@ -511,7 +526,8 @@ RULES: tuple[Rule, ...] = (
        r"void|deactivated|turned\s+off)\b"),
     _r("authority_claim", 0.4,
        r"\b(?:the\s+|your\s+)?(?:above|previous|prior|preceding|earlier|original|old)\s+(?:rules|"
-       r"instructions|guidelines|configuration|settings|programming|guidance|directives|policies)"
+       r"instructions|guidelines|configuration|settings|programming|guidance|directives|policies|"
+       r"limits|limitations|restrictions|constraints|safeguards)"
        r"\s+(?:no\s+longer\s+appl(?:y|ies)|(?:are|is)\s+(?:now\s+)?(?:void|cancell?ed|invalid|obsolete))|"
        r"\b(?:this\s+(?:message|instruction|request|note)\s+)?(?:comes|is)\s+from\s+(?:the|your)\s+"
        r"(?:developers?|operator|administrator|admin|creators?|system)\b"),
@@ -960,7 +976,8 @@ DIRECT_LEAD = regex.compile(
     r"if\s+you\s+could|appreciate\s+it\s+if\s+you|veuillez|merci\s+de|bitte|sie|du|tu\s+dois|"
     r"vous\s+devez|du\s+musst|sie\s+mussen|por\s+favor|debes|pourriez-vous|pourrais-tu|peux-tu|"
     r"pouvez-vous|konnten\s+sie|konntest\s+du|wurdest\s+du|wurden\s+sie|puedes|podrias|podria|"
-    r"so\s+(?:kind|nett|gentil)\s+(?:as\s+to|und)|(?:it|they|(?:the\s+)?(?:assistant|"
+    r"so\s+(?:kind|nett|gentil)\s+(?:as\s+to|und)|as\s+to|your\s+(?:[\w-]+\s+){0,2}?(?:could|would|might)|"
+    r"(?:task|job|duty|mission|goal|assignment)\b[^.\n]{0,30}?\bis\s+to|(?:it|they|(?:the\s+)?(?:assistant|"
     r"model|ai|llm|chatbot|bot))\s+(?:must|should|shall|"
     r"needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to))\s+)$"
 )

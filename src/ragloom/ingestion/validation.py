@@ -140,6 +140,11 @@ an exchange staged with a format's own tokens is quarantined, headings or labels
 _PLACEHOLDER_LINK = re.compile(
     r"\]\(https?://[^\s)]{1,300}?[?&][\w.-]{1,30}=(?P<slot>[A-Z][A-Z0-9_]{2,40})(?=[&#)])")
 """A Markdown link or image whose query parameter is a fill-in slot in capitals (`?k=TOKEN`)."""
+_DESCRIBED_SLOT = re.compile(
+    r"\]\(https?://[^\s)]{1,300}?[?&][\w.-]{1,30}=(?:\{\{?|<|\[)\s?(?P<slot>[A-Za-z'\u2019]{1,30}"
+    r"(?: [A-Za-z'\u2019.,]{1,30}){2,12})\s?(?:\}\}?|>|\])")
+"""A link whose query slot describes in words what to put there (`?acct={{the user's email}}`):
+a template variable is one name (`{{ user.email }}`); a sentence is left for a reader to fill."""
 PLACEHOLDER_SCORE = 0.6
 """Score of a link whose slot the text names again (asking a reader to fill it): suspicious."""
 _LEAD_CHARS = 60
@@ -533,14 +538,30 @@ def staged_turns(layouts: list[tuple[str, Layout]]) -> tuple[set[str], bool]:
 
 def placeholder_links(texts: list[str]) -> list[str]:
     """The capitalised slots of link queries (`](https://…?k=TOKEN)`) that the same text names
-    again outside the link: a link left for a reader to complete, with data from elsewhere."""
+    again outside the link, and slots described in words outside code: a link left for a reader
+    to complete, with data from elsewhere."""
     slots = []
     for text in texts:
         for match in _PLACEHOLDER_LINK.finditer(text):
             slot = match.group("slot")
             if text.count(slot) >= 2 and slot not in slots:
                 slots.append(slot)
+        for count, match in enumerate(_DESCRIBED_SLOT.finditer(text)):
+            if count >= MAX_HITS_PER_RULE:
+                break
+            slot = match.group("slot")
+            if not _in_code(text, match.start()) and slot not in slots:
+                slots.append(slot)
     return slots
+
+
+def _in_code(text: str, start: int) -> bool:
+    """Whether text[start] stands in inline code (an odd number of backticks before it on its
+    line), an indented line or a fenced block."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text.count("`", line_start, start) % 2 or text.startswith("    ", line_start):
+        return True
+    return len(_FENCE_LINE.findall(text, 0, line_start)) % 2 == 1
 
 
 def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
