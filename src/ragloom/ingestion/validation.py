@@ -115,6 +115,10 @@ _WORDS = re.compile(r"[a-z0-9]+")
 _HUMAN_TURN = re.compile(r"^[ \t]*(?:user|customer|human|client|caller|visitor|patient|guest|me|q)\s*:",
                          re.MULTILINE)
 _SPEAKER_LABEL = re.compile(r"^(?:the\s+)?(?:ai|assistant|ai\s+assistant|bot|chatbot|agent|model)\s*:$")
+_AI_AS_TOOL = re.compile(
+    r"\b(?:use|using)\s+(?:them|(?:approved|such|these|those|other|generative|ai)\s+(?:ai\s+)?"
+    r"(?:tools|assistants|chatbots|models))\b")
+"""Machine readers spoken of as tools people use ("use them", "use approved tools")."""
 _TURN_OPENER = regex.compile(
     r"<\|im_start\|>[ \t]*(system|user|assistant|developer|tool)\b"
     r"|<\|start_header_id\|>[ \t]*(system|user|assistant|developer|tool|ipython)\b"
@@ -352,6 +356,21 @@ def _not_speakers(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> list[Hi
                                     and _SPEAKER_LABEL.match(h.excerpt))]
 
 
+def _not_topics(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> list[Hit]:
+    """Drop a label that names machine readers ("AI tools:") when the paragraph it heads speaks
+    of using them ("you may use approved tools…, not use them to…"): a topic, not a vocative."""
+    kept = []
+    for hit in hits:
+        if hit.rule.signal == "addressed_to_model" and hit.excerpt.endswith(":"):
+            channel, index, number = hit.key
+            layout = layouts[index][1]
+            end = layout.paragraphs[number].end
+            if _AI_AS_TOOL.search(layout.text, hit.span[1], min(end, hit.span[1] + ADDRESS_REACH)):
+                continue
+        kept.append(hit)
+    return kept
+
+
 def _addressed_only(hits: list[Hit]) -> list[Hit]:
     """Drop the hits of `needs_address` rules that do not follow a model's name closely (or
     precede a trailing name: "…, assistant.") in the same paragraph; a chat-turn marker counts
@@ -574,8 +593,8 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     for index, (channel, layout) in enumerate(layouts):
         _remaining(deadline)
         hits.extend(_hits(layout, channel, index, deadline))
-    hits = _addressed_only(_not_speakers(
-        _strongest_per_span([h for h in hits if h.weight >= MIN_HIT_WEIGHT]), layouts))
+    hits = _addressed_only(_not_topics(_not_speakers(
+        _strongest_per_span([h for h in hits if h.weight >= MIN_HIT_WEIGHT]), layouts), layouts))
     score = _document_score(hits)
     directives = [h for h in hits if h.weight >= SIGNAL_WEIGHT and h.rule.signal in _DIRECTIVES]
     if all(h.rule.signal == COMMAND for h in directives):  # a bare command: at most suspicious
