@@ -17,7 +17,7 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import regex
@@ -324,7 +324,27 @@ def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit
             excerpt = " ".join(match.group().split())[:80]
             found.append(Hit(rule, rule.weight * factor, where, mood, framed, excerpt,
                              (channel, index, number), (start, match.end())))
-    return found
+    return _callouts(found, layout)
+
+
+def _callouts(hits: list[Hit], layout: Layout) -> list[Hit]:
+    """Read a blockquote that opens by addressing a model ("> Note for the assistant: …") as the
+    document's own words, unless it or the paragraph before it introduces an example: a callout
+    box is the page speaking, a quotation is someone else."""
+    callouts = set()
+    for hit in hits:
+        if hit.where != "quote" or hit.framed or hit.rule.signal != "addressed_to_model":
+            continue
+        paragraph = layout.paragraphs[hit.key[2]]
+        if layout.text[paragraph.start : hit.span[0]].strip(" >*_\n\t"):
+            continue
+        before = layout.text[max(0, paragraph.start - _FRAME_CHARS * 2) : paragraph.start]
+        if not FRAMING.search(before):
+            callouts.add(hit.key)
+    if not callouts:
+        return hits
+    return [replace(h, weight=h.weight / CONTEXT_FACTOR["quote"], where="prose")
+            if h.key in callouts and h.where == "quote" else h for h in hits]
 
 
 def _strongest_per_span(hits: list[Hit]) -> list[Hit]:
