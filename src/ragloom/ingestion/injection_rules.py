@@ -113,7 +113,8 @@ _TRIGGERS = {
         " ab sofort gelten des maintenant partir desde ahora"
         " end new task goal objective mission nouvelle nouvelles neue aufgabe nueva tarea document context"
         " assistant model ai your guardrails safeguards filters safety"
-        " system this following overrides supersedes replaces cancels"
+        " system this following overrides supersedes replaces cancels moderation censorship"
+        " alignment"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
@@ -531,6 +532,9 @@ RULES: tuple[Rule, ...] = (
        r"\s+(?:no\s+longer\s+appl(?:y|ies)|(?:are|is)\s+(?:now\s+)?(?:void|cancell?ed|invalid|obsolete))|"
        r"\b(?:this\s+(?:message|instruction|request|note)\s+)?(?:comes|is)\s+from\s+(?:the|your)\s+"
        r"(?:developers?|operator|administrator|admin|creators?|system)\b"),
+    _r("authority_claim", 0.35,
+       r"\b(?:safety|guardrails?|moderation|censorship|content_polic(?:y|ies)|alignment)[\w-]{0,20}"
+       r"\s?[:=]\s?[\"']?(?:off|none|false|disabled|0)\b"),
     # -- prompt leaking ----------------------------------------------------------------------
     _r("prompt_leak", 1.0,
        r"\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|recite|write\s+out|"
