@@ -104,6 +104,8 @@ _DIRECTIVES = frozenset(
     ("instruction_override", "answer_steering", "secrecy", "role_play", "prompt_leak",
      "exfiltration", "agent_action", "encoded_instruction", "authority_claim", COMMAND)
 )
+HEADING_CHARS = 80
+"""A paragraph this short that names a model is a heading or label: its address carries on."""
 ADDRESS_REACH = 240
 """Characters after a model's name within which a `needs_address` hit still counts."""
 MAX_HITS_PER_RULE = 32
@@ -391,12 +393,30 @@ def _not_topics(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> list[Hit]
     return kept
 
 
-def _addressed_only(hits: list[Hit]) -> list[Hit]:
+def _heading_addresses(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> dict[
+        tuple[str, int, int], int]:
+    """The paragraphs after a short one that names a model ("## Update for the AP copilot"),
+    with the offset where each starts: a heading's address carries to the section under it."""
+    carried = {}
+    for hit in hits:
+        if hit.rule.signal != "addressed_to_model":
+            continue
+        channel, index, number = hit.key
+        paragraphs = layouts[index][1].paragraphs
+        if number + 1 < len(paragraphs) and (
+                paragraphs[number].end - paragraphs[number].start <= HEADING_CHARS):
+            carried[(channel, index, number + 1)] = paragraphs[number + 1].start
+    return carried
+
+
+def _addressed_only(hits: list[Hit], carried: dict[tuple[str, int, int], int]) -> list[Hit]:
     """Drop the hits of `needs_address` rules that do not follow a model's name closely (or
-    precede a trailing name: "…, assistant.") in the same paragraph; a chat-turn marker counts
-    as a name for all of them but the bare command (template docs show user turns)."""
+    precede a trailing name: "…, assistant.") in the same paragraph, or open the section under
+    a heading that names one; a chat-turn marker counts as a name for all of them but the bare
+    command (template docs show user turns)."""
     names = [h for h in hits if h.rule.signal in ("addressed_to_model", "system_prompt_marker")]
-    return [h for h in hits if not h.rule.needs_address or any(
+    return [h for h in hits if not h.rule.needs_address or (
+        h.key in carried and h.span[0] - carried[h.key] <= ADDRESS_REACH) or any(
         n.key == h.key and (0 <= h.span[0] - n.span[1] <= ADDRESS_REACH
                             or 0 <= n.span[0] - h.span[1] <= ADDRESS_REACH // 2)
         and (n.rule.signal == "addressed_to_model" or h.rule.signal != COMMAND)
@@ -442,7 +462,7 @@ def _address(hits: list[Hit]) -> float:
     )
 
 
-def _document_score(hits: list[Hit]) -> float:
+def _document_score(hits: list[Hit], carried: dict[tuple[str, int, int], int]) -> float:
     """The best paragraph, plus part of the directives in the next three."""
     groups: dict[tuple[str, int, int], list[Hit]] = defaultdict(list)
     for hit in hits:
@@ -451,7 +471,8 @@ def _document_score(hits: list[Hit]) -> float:
     for (channel, index, number), group in groups.items():
         previous = groups.get((channel, index, number - 1), [])
         addressed = max(_address(group), _address(
-            [h for h in previous if h.rule.signal == "system_prompt_marker"]))
+            [h for h in previous if h.rule.signal == "system_prompt_marker"
+             or (channel, index, number) in carried]))
         scores.append(_paragraph_score(group, addressed))
     if not scores:
         return 0.0
@@ -613,9 +634,11 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     for index, (channel, layout) in enumerate(layouts):
         _remaining(deadline)
         hits.extend(_hits(layout, channel, index, deadline))
-    hits = _addressed_only(_not_topics(_not_speakers(
-        _strongest_per_span([h for h in hits if h.weight >= MIN_HIT_WEIGHT]), layouts), layouts))
-    score = _document_score(hits)
+    hits = _not_topics(_not_speakers(
+        _strongest_per_span([h for h in hits if h.weight >= MIN_HIT_WEIGHT]), layouts), layouts)
+    carried = _heading_addresses(hits, layouts)
+    hits = _addressed_only(hits, carried)
+    score = _document_score(hits, carried)
     directives = [h for h in hits if h.weight >= SIGNAL_WEIGHT and h.rule.signal in _DIRECTIVES]
     if all(h.rule.signal == COMMAND for h in directives):  # a bare command: at most suspicious
         score = min(score, MENTION_CAP)
