@@ -136,3 +136,20 @@ def test_watch_ingests_what_changes_until_stopped(tree: Path, data_dir: Path) ->
         worker.join(timeout=30)
     assert not worker.is_alive()
     assert_consistent(data_dir, "feed")
+
+
+def test_a_fed_undecodable_name_fails_alone_and_urls_are_said_to_wait(
+    tree: Path, data_dir: Path
+) -> None:
+    import os
+
+    weird = os.fsdecode(os.fsencode(str(tree)) + b"/caf\xff.md")
+    with open(os.fsencode(weird), "w", encoding="utf-8") as handle:
+        handle.write("# Odd name\n\nCobalt.")
+    write(tree / "a.md", "Ferries leave at ten.")
+    url = "https://docs.example/page"
+    fed = ingest([str(tree), url], changed=[weird, str(tree / "a.md")], collection="feed",
+                 data_dir=data_dir)
+    assert changes(fed) == {"a.md": "ingested", "caf\\xff.md": "failed"}
+    assert "not valid UTF-8" in next(s for s in fed.sources if s.status == "failed").errors[0]
+    assert "not fetched in a change-fed run" in fed.skipped[url]

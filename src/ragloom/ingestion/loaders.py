@@ -120,6 +120,11 @@ def _display(path: str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
+def _unsupported(path: str) -> str:
+    """The skip reason of a file no loader reads."""
+    return f"unsupported file type {Path(path).suffix or '(none)'!r}"
+
+
 def _utf8_name(path: str) -> bool:
     try:
         path.encode("utf-8")
@@ -302,8 +307,7 @@ def _walk_directory(root: str, found: Expansion, *, follow_symlinks: bool = Fals
             elif not S_ISREG(stat.st_mode):
                 found.skipped[_display(entry.path)] = "not a regular file"
             elif not _is_supported(entry.name):
-                found.skipped[_display(entry.path)] = (
-                    f"unsupported file type {Path(entry.name).suffix or '(none)'!r}")
+                found.skipped[_display(entry.path)] = _unsupported(entry.name)
             else:
                 found.add_file(entry.path, stat, root)
         stack.extend(reversed(subdirs))
@@ -349,8 +353,7 @@ def _glob_walk(folder: str, pattern: list[str], found: Expansion, origin: str, f
             if _is_supported(entry.name):
                 found.add_file(entry.path, stat, origin)
             else:
-                found.skipped[_display(entry.path)] = (
-                    f"unsupported file type {Path(entry.name).suffix or '(none)'!r}")
+                found.skipped[_display(entry.path)] = _unsupported(entry.name)
     return matched
 
 
@@ -402,9 +405,7 @@ def _expand_one(spec: str, found: Expansion, follow_symlinks: bool) -> None:
     elif described.kind == "missing":
         raise LoadError("no such file or directory")
     elif not _is_supported(path):
-        raise LoadError(
-            f"unsupported file type {Path(path).suffix or '(none)'!r}; {_supported_hint()}"
-        )
+        raise LoadError(f"{_unsupported(path)}; {_supported_hint()}")
     else:
         found.add_file(path, os.stat(path), path)  # path is absolute and normalised
 
@@ -461,9 +462,9 @@ def _add_changed(path: str, found: Expansion, follow_symlinks: bool) -> None:
     elif not S_ISREG(stat.st_mode):
         listed.skipped[_display(path)] = "not a regular file"
     elif not _is_supported(path):
-        listed.skipped[_display(path)] = f"unsupported file type {Path(path).suffix or '(none)'!r}"
+        listed.skipped[_display(path)] = _unsupported(path)
     else:
-        listed.found[path] = (path, path, "file", stat.st_size, stat.st_mtime_ns)
+        listed.add_file(path, stat, path)
     found.skipped.update(listed.skipped)
     found.errors.extend(listed.errors)
     for source_id, (_sid, _origin, _kind, size, mtime_ns) in listed.found.items():
@@ -485,9 +486,14 @@ def expand_changed(specs: list[str], changed: list[str], *,
     found = Expansion(specs=[describe_spec(spec) for spec in specs])
     found.errors = [(spec, "no such file or directory")
                     for spec, d in zip(specs, found.specs, strict=True) if d.kind == "missing"]
-    found.scope = list(dict.fromkeys(_posix_abs(path) for path in changed))
-    for path in found.scope:
+    for spec in found.specs:
+        if spec.kind == "url":
+            found.skipped[spec.origin] = ("a web page: not fetched in a change-fed run "
+                                          "(ingest it without a feed)")
+    paths = list(dict.fromkeys(_posix_abs(path) for path in changed))
+    for path in paths:
         _add_changed(path, found, follow_symlinks)
+    found.scope = [path for path in paths if _utf8_name(path)]  # no other name is ever recorded
     return found
 
 
