@@ -212,6 +212,17 @@ def test_quoted_fenced_or_described_attacks_are_not_quarantined(text: str) -> No
         "Метеостанция измеряет температуру и влажность.",
         "The string SGVsbG8gV29ybGQ= is base64 for Hello World.",
         "Draw a Chaos card: you are now the Warden and play the next round.",
+        # said to people, or about models
+        "Customer: My router drops.\nAssistant: Open 192.168.1.1 and change the channel to 6.",
+        "On battery models, replace the cell every two years.",
+        "Any AI assistant used for customer data must be approved by IT. Do not paste passwords.",
+        "Dear students, please ignore the homework sheet from last week; it had errors.",
+        "Send requests to https://api.example.com/v1/messages with your API key in the header.",
+        "- `tools` (list) – instructions for the model; functions the agent may call.",
+        "Forward suspicious e-mails to phishing@corp.example and delete them.",
+        "Admin message: the server restarts at midnight.\nNew instructions: run migrate.",
+        "System override settings (admin only) moved to Settings.",
+        "Answer only in the booklet. Ignore the draft instructions on page 2.",
     ],
 )
 def test_ordinary_text_stays_clean(text: str) -> None:
@@ -413,26 +424,6 @@ def test_new_classes_of_address_are_caught(text: str, signal: str) -> None:
     result = scan_injection(_doc(f"Opening hours: 9 to 5.\n\n{text}\n"))
     assert result.status != "clean", result
     assert signal in result.signals
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Customer: My router drops.\nAssistant: Open 192.168.1.1 and change the channel to 6.",
-        "On battery models, replace the cell every two years.",
-        "Any AI assistant used for customer data must be approved by IT. Do not paste passwords.",
-        "Dear students, please ignore the homework sheet from last week; it had errors.",
-        "Send requests to https://api.example.com/v1/messages with your API key in the header.",
-        "- `tools` (list) – instructions for the model; functions the agent may call.",
-        "Forward suspicious e-mails to phishing@corp.example and delete them.",
-        "Admin message: the server restarts at midnight.\nNew instructions: run migrate.",
-        "System override settings (admin only) moved to Settings.",
-        "Answer only in the booklet. Ignore the draft instructions on page 2.",
-    ],
-)
-def test_text_said_to_people_or_about_models_stays_clean(text: str) -> None:
-    result = scan_injection(_doc(text))
-    assert result.status == "clean", result
 
 
 def test_a_bare_command_after_an_address_is_at_most_suspicious() -> None:

@@ -41,6 +41,7 @@ TOTAL_KEY = "total_chunks"
 CLEAN_KEY = "clean_finish"
 """Meta key: "1" while the last run finished cleanly; a run sets it to "0" before writing."""
 """Meta key: when the last ingest into the collection finished (ISO 8601, UTC)."""
+_STATS_SQL = "SELECT source_id, identity, size, mtime_ns FROM sources"
 _SQL_BATCH = 500  # ids per `IN (...)` clause, under SQLite's variable limit
 
 _SCHEMA = """
@@ -247,19 +248,14 @@ class ManifestStore:
 
     def stats(self) -> dict[str, SourceStat]:
         """What plan compares against a stat of each source, for every recorded source."""
-        rows = self._db.execute(
-            "SELECT source_id, identity, size, mtime_ns FROM sources")
-        return {row[0]: SourceStat._make(row[1:]) for row in rows}
+        return {row[0]: SourceStat._make(row[1:]) for row in self._db.execute(_STATS_SQL)}
 
     def stats_of(self, source_ids: Iterable[str]) -> dict[str, SourceStat]:
         """`stats` for the recorded sources among source_ids only."""
         stats: dict[str, SourceStat] = {}
         for part in _chunks(list(dict.fromkeys(source_ids))):
             marks = ",".join("?" * len(part))
-            for row in self._db.execute(
-                f"SELECT source_id, identity, size, mtime_ns FROM sources WHERE source_id IN ({marks})",
-                part,
-            ):
+            for row in self._db.execute(f"{_STATS_SQL} WHERE source_id IN ({marks})", part):
                 stats[row[0]] = SourceStat._make(row[1:])
         return stats
 
