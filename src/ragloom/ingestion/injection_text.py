@@ -48,7 +48,8 @@ Greek letters used as symbols in science (α β γ μ) are not among them."""
 _LATIN = regex.compile(r"\p{Latin}")
 _WORD = regex.compile(r"\w+")
 _STYLED_LETTERS = re.compile("[\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u24b6-\u24e9]")
-_FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
+FENCE_LINE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
+"""A Markdown code-fence line (``` or ~~~)."""
 _QUOTE_LINE = re.compile(r"^ {0,3}>")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
 _SPACED_RUN = re.compile(
@@ -240,7 +241,7 @@ def lay_out(raw: str, vocabulary: frozenset[str]) -> Layout:
     current: Paragraph | None = None
     previous_blank = True
     for raw_line, line in zip(raw_lines, folded_lines, strict=True):
-        fence = bool(_FENCE.match(line))
+        fence = bool(FENCE_LINE.match(line))
         if fence:
             in_fence = not in_fence
         if in_fence or fence:

@@ -32,7 +32,7 @@ from ragloom.ingestion.injection_rules import (
     VOCABULARY,
     Rule,
 )
-from ragloom.ingestion.injection_text import Layout, lay_out, payloads
+from ragloom.ingestion.injection_text import FENCE_LINE, Layout, lay_out, payloads
 from ragloom.state import SourceDocument
 
 Status = Literal["clean", "suspicious", "rejected"]
@@ -483,7 +483,6 @@ def _document_score(hits: list[Hit], carried: dict[tuple[str, int, int], int]) -
 
 MAX_COMMENTS = 64
 """HTML comments taken out of one text as hidden passages; later ones stay in the text."""
-_FENCE_LINE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 
 
 def _comments(text: str) -> tuple[str, list[str]]:
@@ -501,7 +500,7 @@ def _comments(text: str) -> tuple[str, list[str]]:
         if end < 0:
             break
         search = end + 3
-        fences += len(_FENCE_LINE.findall(text, counted, start))
+        fences += len(FENCE_LINE.findall(text, counted, start))
         counted = start
         lead = start
         while lead > 0 and text[lead - 1] in " \t":
@@ -621,7 +620,7 @@ def _in_code(text: str, start: int) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     if text.count("`", line_start, start) % 2 or text.startswith("    ", line_start):
         return True
-    return len(_FENCE_LINE.findall(text, 0, line_start)) % 2 == 1
+    return len(FENCE_LINE.findall(text, 0, line_start)) % 2 == 1
 
 
 def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
