@@ -203,6 +203,16 @@ class _Walk:
             self.out.append(f"\n\n{top.kind} {top.joined()}\n\n")
 
 
+def _attribute_texts(tag: Tag) -> list[str]:
+    """The text of tag's attributes that software reads and the page does not show (alt, title,
+    labels, placeholders), and the value of a hidden form field when it holds words."""
+    names = [name for name in TEXT_ATTRIBUTES if tag.get(name)]
+    if str(tag.get("type", "")).lower() == "hidden" and " " in str(tag.get("value", "")).strip():
+        names.append("value")
+    texts = [_WHITESPACE.sub(" ", str(tag.get(name))).strip() for name in names]
+    return [text for text in texts if text]
+
+
 def _render(root: Tag, walk: _Walk, max_depth: int, where: str | None) -> str:
     """Walk root depth-first with an explicit stack, skipping dropped and hidden subtrees."""
     stack: list[tuple[Any, int, bool, bool]] = [
@@ -230,9 +240,7 @@ def _render(root: Tag, walk: _Walk, max_depth: int, where: str | None) -> str:
                 if text:
                     walk.hidden.append(text)
                 continue
-            walk.hidden.extend(
-                _WHITESPACE.sub(" ", str(node.get(name))).strip() for name in TEXT_ATTRIBUTES
-                if node.get(name) and str(node.get(name)).strip())
+            walk.hidden.extend(_attribute_texts(node))
             walk.enter(node)
             stack.append((node, depth, on_background, True))
             stack.extend((child, depth + 1, background, False) for child in reversed(node.contents))

@@ -90,7 +90,10 @@ _LINK = regex.compile(r"https?://|[\w.+-]+@[\w-]+\.\w|\]\(", _FLAGS)
 _START_IMPERATIVE = regex.compile(
     rf"^[^a-z0-9]{{0,6}}(?:(?:please|kindly|now|just|bitte|veuillez)\s+)?{COMMAND_VERBS}\b", _FLAGS)
 _MODAL = regex.compile(r"\b(?:must|should|shall|has\s+to|have\s+to|is\s+to|are\s+to|needs?\s+to|"
+                       r"(?:is|are)\s+(?:kindly\s+|hereby\s+)?(?:asked|requested|invited|expected|"
+                       r"required|instructed|directed|encouraged)\s+to|"
                        r"doit|doivent|muss|mussen|soll|sollen|debe|deben)\b", _FLAGS)
+"""A modal of obligation, or a request in the passive ("agents are asked to register…")."""
 
 
 _ASSISTANT = regex.compile(
@@ -119,10 +122,13 @@ _PRESCRIBED = regex.compile(
     r"|\bthe\s+(?:correct|right|only|official|canonical|definitive|proper|true|approved)\s+"
     r"(?:answer|response|reply|recommendation|conclusion|verdict)|\b(?:la\s+bonne\s+reponse|"
     r"die\s+richtige\s+antwort|la\s+respuesta\s+correcta|la\s+risposta\s+corretta)\b"
+    rf"|\b{_OUTPUT}\b[^.!?\n]{{0,80}}?\b(?:this|these)\s+(?:\w+\s+){{0,2}}?(?:quote|state|say|"
+    r"mention|cite|present|describe|recommend|claim|list|give|treat|call)s?\b"
     r"|\b(?:when|whenever|wherever|each\s+time|every\s+time)\s+(?:this|the)\s+(?:\w+\s+){0,2}?"
     r"(?:is|gets|are)\s+(?:used|summari[sz]ed|quoted|"
     r"cited|read|processed|retrieved|consulted|referenced|paraphrased|indexed)\b", _FLAGS)
-"""A sentence that prescribes what an answer, a summary or whoever answers must say."""
+"""A sentence that prescribes what an answer, a summary or whoever answers must say, or states
+what answers drawn from this text say ("replies drawing on this catalogue quote every price…")."""
 _ALWAYS_DO = regex.compile(
     rf"\b(?:always|never|toujours|jamais|immer|niemals|siempre|nunca|sempre)"
     rf"\s+{COMMAND_VERBS}\b", _FLAGS)
@@ -159,6 +165,11 @@ _WRAP = re.compile(r"(?<=[^\n]{50})(?<![.!?:;])\n(?![ \t]*(?:[-*+|#>]|\d{1,3}[.)
 table row, heading or quote (text wrapped at 72 or 80 columns, comments, e-mail bodies)."""
 
 
+_QUOTE_LEAD = re.compile(r"^[ \t]{0,3}(?:>[ \t]?){1,8}", re.MULTILINE)
+"""The `>` marks that open each line of a blockquote: without them a quoted sentence wrapped over
+several lines reads as one."""
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(_WRAP.sub(" ", text)) if len(s.strip()) >= 8]
 
@@ -171,7 +182,10 @@ def document_windows(doc: SourceDocument) -> list[Window]:
         for paragraph in layout.paragraphs:
             if paragraph.context == "code":
                 continue
-            sentences = _sentences(layout.text[paragraph.start:paragraph.end])
+            text = layout.text[paragraph.start:paragraph.end]
+            if paragraph.context == "quote":
+                text = _QUOTE_LEAD.sub("", text)
+            sentences = _sentences(text)
             joined = [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)
                       if len(a) < 80]
             for text in sentences + joined:

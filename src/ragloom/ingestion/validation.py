@@ -13,6 +13,7 @@ exhausts it.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections import defaultdict
@@ -514,12 +515,33 @@ def _comments(text: str) -> tuple[str, list[str]]:
     return "".join(pieces) + text[pos:], comments
 
 
+_REFERENCE_COMMENT = re.compile(
+    r"^[ \t]{0,3}\[[^\]\n]{1,40}\]:[ \t]*(?:#|<>)[ \t]+(?:\([^\n]{1,2000}\)|\"[^\n]{1,2000}\"|"
+    r"'[^\n]{1,2000}')[ \t]*$", re.MULTILINE)
+"""A Markdown link reference whose target is `#` or `<>` (`[//]: # (note)`): the usual way to
+write a comment in Markdown, never rendered."""
+
+
+def _reference_comments(text: str) -> tuple[str, list[str]]:
+    """The text with its Markdown reference comments outside code blanked out, and the comments
+    apart."""
+    if "]:" not in text:
+        return text, []
+    found = [m for m in itertools.islice(_REFERENCE_COMMENT.finditer(text), MAX_COMMENTS)
+             if not _in_code(text, m.start())]
+    for match in reversed(found):
+        text = text[:match.start()] + text[match.end():]
+    return text, [match.group() for match in found]
+
+
 def channels(doc: SourceDocument) -> list[tuple[str, str]]:
-    """(channel, text) pairs: the visible text (without its HTML comments), each hidden passage
-    (comments, text HTML hides), the free-text metadata a document declares (front matter, CSV
+    """(channel, text) pairs: the visible text (without its HTML and Markdown comments), each
+    hidden passage (comments, text HTML hides), the free-text metadata a document declares (front matter, CSV
     columns), each decoded payload."""
     hidden = doc.metadata.get("hidden_text") or []
     visible, comments = _comments(doc.text)
+    visible, references = _reference_comments(visible)
+    comments += references
     texts = [("visible", visible), *(("hidden", comment) for comment in comments)]
     texts += [("hidden", str(h)) for h in (hidden if isinstance(hidden, list) else [hidden])]
     texts += [("hidden", f"{key}:\n{value}") for key, value in doc.metadata.items()
