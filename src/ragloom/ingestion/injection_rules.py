@@ -452,6 +452,11 @@ RULES: tuple[Rule, ...] = (
        r"\bdo\s+not\s+(?:explain|say)\s+why\b|\b(?:keep|treat)\s+this\s+(?:note|instruction|"
        r"message)\s+(?:secret|hidden|confidential)|\bdoes\s+not\s+need\s+to\s+be\s+confirmed\b"),
     _r("secrecy", 0.45,
+       r"\b(?:must|should|is|are|need|needs)\s+not\s+(?:to\s+)?(?:be\s+)?(?:reported|mentioned|"
+       r"disclosed|revealed|shown|communicated|explained)\s+to\s+(?:the\s+)?(?:user|users|reader|"
+       r"readers|human|operator|them|anyone)\b|\bnot\s+(?:to\s+)?bring\s+(?:it|this|that)\s+up\b",
+       needs_address=True),
+    _r("secrecy", 0.45,
        r"\bsans\s+(?:jamais\s+)?(?:le\s+)?(?:mentionner|dire|signaler|prevenir)\b|"
        r"\bne\s+(?:surtout\s+)?(?:pas\s+)?(?:mentionne[rz]?|dites\s+pas)\b|"
        r"\bohne\s+(?:es\s+)?(?:zu\s+)?(?:erwahnen|sagen|mitzuteilen)\b|"
