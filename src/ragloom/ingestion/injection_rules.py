@@ -292,6 +292,12 @@ _TARGET_FR = (
     r"(?:instructions?|consignes?|regles?|directives?|prompts?(?:\s+systeme)?|restrictions?|"
     r"contraintes?|limites|garde-fous|politiques?)"
 )
+_OWNER_EN = (r"(?:operators?|developers?|creators?|owners?|deployers?|administrators?|admins?|"
+             r"providers?|vendors?|system|company)")
+_OWNER_FR = (r"(?:operateurs?|operatrices?|developpeurs?|createurs?|concepteurs?|administrateurs?|"
+             r"fournisseurs?|systeme|entreprise)")
+_OWNER_DE = r"(?:betreibers?|entwicklers?|herstellers?|anbieters?|systems|administrators?)"
+"""Who set a model's instructions, named after them ("the directives of your operator")."""
 _OVERRIDE_DE = (
     r"(?:ignorier(?:e|en|t|st)?|vergiss|vergessen\s+sie|vergesst|missachte[nt]?|ubergeh(?:e|en)|"
     r"uberspring(?:e|en)|verwirf|verwerfen\s+sie|halte\s+dich\s+nicht\s+(?:mehr\s+)?an|"
@@ -351,6 +357,14 @@ RULES: tuple[Rule, ...] = (
        imperative=True),
     _r("instruction_override", 1.0,
        rf"\b{_OVERRIDE_FR}\s*tout\s+ce\s+qui\s+precede", imperative=True),
+    # -- whose instructions: the reader's operator, developer or system, named after the noun --
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_EN}\s+(?:all\s+)?(?:the\s+|any\s+)?{_TARGET_EN}\s+(?:of|from|set\s+by|given\s+by)"
+       rf"\s+(?:your|the)\s+{_OWNER_EN}\b"
+       rf"|\b{_OVERRIDE_FR}\s*(?:(?:toutes|tous|les|la|le|l'|des)\s*)?{_TARGET_FR}\s+(?:de|d')\s*"
+       rf"(?:votre|vos|ton|tes)\s+{_OWNER_FR}\b"
+       rf"|\b{_OVERRIDE_DE}\s+(?:(?:die|alle)\s+)?{_TARGET_DE}\s+(?:deines|deiner|ihres|ihrer|eures)"
+       rf"\s+{_OWNER_DE}\b", imperative=True),
     _r("instruction_override", 0.2, rf"\b{_OVERRIDE_FR}\s*(?:\S+\s+){{0,3}}?{_TARGET_FR}\b",
        imperative=True),
     _r("instruction_override", 1.1,
