@@ -271,3 +271,12 @@ def test_passive_requests_addresses_inside_a_sentence_and_text_not_in_english_ar
         text: str, scored: bool) -> None:
     doc = SourceDocument(doc_id="d", source_id="d", text=text)
     assert bool(document_windows(doc)) == scored
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("text", [
+    "note to the " * 9_000, "whoever or " * 9_000, "a" * 96_000 + "ez", "le la de " * 12_000,
+    "> " * 48_000, "replies " + "x " * 48_000,
+])
+def test_the_gate_finishes_on_adversarial_inputs(text: str) -> None:
+    assert len(document_windows(SourceDocument(doc_id="d", source_id="d", text=text))) <= MAX_WINDOWS

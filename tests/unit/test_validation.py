@@ -299,6 +299,9 @@ ADVERSARIAL = {
     "inline comments": "x <!-- a -->" * 8_000,
     "described link slots": "![a](https://x.example/p?a={{one two three}}) `" * 2_000,
     "open described slot": "](https://x.example/p?a={{" + "word " * 19_000,
+    "open reference comment": "[//]: # (" + "x" * 96_000,
+    "reference comments": "[a]: # (b)\n" * 9_000,
+    "hidden fields": '<input type="hidden" value="a b">' * 3_000,
 }
 
 

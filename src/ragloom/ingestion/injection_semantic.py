@@ -91,7 +91,7 @@ _REPORTED = regex.compile(
 _QUOTE_MARK = re.compile("[\"\u201c\u201d\u00ab\u00bb\u201e`]")
 _AUDIENCE = regex.compile(r"\b(?:the\s+)?(?:user|users|reader|readers|customers?|visitors?|"
                           r"utilisateur|nutzer|benutzer|usuario)\b", _FLAGS)
-_LINK = regex.compile(r"https?://|[\w.+-]+@[\w-]+\.\w|\]\(", _FLAGS)
+_LINK = regex.compile(r"https?://|[\w.+-]{1,64}@[\w-]{1,63}\.\w|\]\(", _FLAGS)
 _START_IMPERATIVE = regex.compile(
     rf"^[^a-z0-9]{{0,6}}(?:(?:please|kindly|now|just|bitte|veuillez)\s+)?{COMMAND_VERBS}\b", _FLAGS)
 _MODAL = regex.compile(r"\b(?:must|should|shall|has\s+to|have\s+to|is\s+to|are\s+to|needs?\s+to|"
@@ -184,8 +184,9 @@ def _not_english(text: str) -> bool:
 
 def _cues(text: str, channel: str = "visible") -> int:
     """How plainly a sentence may speak to a reader: 0 when it cannot (no second person, no
-    imperative at its start or a clause's, no vocative, no model named with a modal or a please,
-    nothing prescribed to answers or summaries, no "always do", and not hidden from a person)."""
+    imperative at its start or a clause's, no vocative at its start or inside it, no model named
+    with a modal, a please or a passive request, nothing prescribed to answers or summaries, no
+    "always do", not hidden from a person, and in English)."""
     named = bool(_AI_NAME.search(text))
     address = bool(_SECOND_PERSON.search(text) or _START_IMPERATIVE.search(text)
                    or _VOCATIVE.search(text)
