@@ -216,7 +216,7 @@ _MACHINE = (r"(?:systems?|tools?|tooling|software|programs?|pipelines?|services?
 _MACHINE_READER = (
     rf"(?:(?:automated|automatic|reviewing|summari[sz]ing|answering|indexing|screening|scoring|"
     rf"triage|reading|processing|review-scoring|meta-review)(?:\s+(?:or|and|/)\s+\w{{3,20}}ing)?"
-    rf"\s+{_MACHINE}|(?:any|every|whichever|each)\s+(?:\w{{3,20}}\s+)?{_MACHINE}\s+(?:that\s+|which\s+)?"
+    rf"\s+{_MACHINE}|(?:summary|summari[sz]ation|extraction|answer)\s+{_MACHINE}|(?:any|every|whichever|each)\s+(?:\w{{3,20}}\s+)?{_MACHINE}\s+(?:that\s+|which\s+)?"
     rf"(?:reads?|reading|indexe?s|indexing|summari[sz]e?s|summari[sz]ing|answers|answering|processe?s|"
     rf"processing|parses|parsing|ingests|ingesting|turn(?:s|ing)|convert(?:s|ing)|compar(?:es|ing)|"
     rf"handl(?:es|ing))\s+(?:this|these|the\s+(?:page|document|text|e-?mail|message|thread|file))\b"
@@ -224,7 +224,7 @@ _MACHINE_READER = (
     rf"ingests|handles|turns|converts|compares)\s+(?:questions\s+from\s+)?(?:this|these)\b)"
 )
 """A model reader named by what it does to this text: "automated responders", "reviewing or
-summarising system", "any system turning this page into an answer", "tooling that indexes this
+summarising system", "summary tools", "any system turning this page into an answer", "tooling that indexes this
 repository"."""
 AI_READER = (
     rf"(?:{_MACHINE_READER}|ai\s+(?:systems?|coding\s+agents?|tools?|services?|readers?|helpers?)|(?:browsing|coding|"

@@ -6,8 +6,8 @@ mathematical alphabets) folded to Latin by `decancer_py`. `lay_out` splits a fol
 paragraphs that remember their context — plain prose, a fenced or indented code block, a
 blockquote — and the quoted spans inside them, so a rule hit can tell *talking about* an attack
 (quoted, fenced) from *performing* one. Letter-spaced runs (`I g n o r e`, `i.g.n.o.r.e`) are closed
-up. `payloads` finds text hidden by encoding (base64, percent-encoding, HTML entities, Unicode tag
-characters) and returns what it decodes to when that is readable text. Every pattern here is
+up. `payloads` finds text hidden by encoding (base64, hex, percent-encoding, HTML entities, Unicode
+tag characters) and returns what it decodes to when that is readable text. Every pattern here is
 linear-time: bounded repeats, no nested unbounded quantifiers.
 """
 
@@ -28,11 +28,16 @@ import regex
 
 Context = str  # "prose" | "code" | "quote"
 
-_INVISIBLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069"
-    "\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
+_INVISIBLE = regex.compile(
+    "[\\p{Cf}\u034f\u115f\u1160\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0000-\U000e0fff]"
 )
-_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
+"""Every invisible format character (Unicode category Cf: zero-width, bidi, tag characters, word
+joiners, invisible operators, soft hyphen…), variation selectors, the combining grapheme joiner
+and the Hangul fillers: removed before matching."""
+_ZERO_WIDTH = regex.compile("[\u034f\u180e\u200b-\u200d\u2060-\u2064\ufe00-\ufe0f\ufeff\U000e0100-\U000e01ef]")
+"""Characters with no width that split a word when they stand between letters (zero-width
+spaces and joiners, word joiner, invisible operators, variation selectors); a soft hyphen is
+left out of the count: hyphenated prose has many."""
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _TAG_RUN = re.compile("(?<![\U0001f3f4\U000e0020-\U000e007e])[\U000e0020-\U000e007e]{3,}")
 """Unicode tag characters spelling text (ASCII smuggling); emoji flag sequences follow U+1F3F4."""
@@ -53,11 +58,22 @@ FENCE_LINE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 _QUOTE_LINE = re.compile(r"^ {0,3}>")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
 _SPACED_RUN = re.compile(
-    r"(?<![\w])[a-z](?:(?:[ ]{1,4}|[ ]{0,2}[.\-_*\u00b7|/]{1,2}[ ]{0,2}|[ ]?[.\-_*\u00b7|/][ ]{1,2}"
-    r"[.\-_*\u00b7|/][ ]?)[a-z](?![a-z0-9])){4,}"
+    r"(?<![\w])(?P<run>[a-z](?:(?:[ ]{1,4}|[ ]{0,2}[.\-_*\u00b7|/]{1,2}[ ]{0,2}|[ ]?[.\-_*\u00b7|/][ ]{1,2}"
+    r"[.\-_*\u00b7|/][ ]?)[a-z](?![a-z0-9])){4,})(?:[ .\-_*\u00b7|/]{1,2}(?=[:;,!?]))?"
 )
+"""Single letters joined by spaces, dots, dashes, underscores, stars, middle dots, bars or
+slashes; the joint after the last letter, before a colon or comma (`a.s.s.i.s.t.a.n.t.:`,
+`t o o l s :`), goes with the run, so the label reads `assistant:`."""
 _JOINT = re.compile(r"[^a-z]+")
-_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
+_BASE64_RUN = re.compile(
+    r"(?:(?<![A-Za-z0-9+/=_-])|(?<=[A-Za-z0-9_]=))[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
+"""A base64 (or base64url) run standing alone or as the value of `KEY=`."""
+_HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])"
+                      r"|(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]){11,}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])"
+                      r"|(?:\\x[0-9A-Fa-f]{2}){12,}")
+"""Hex-encoded bytes: a run of digit pairs (`4173…`), pairs split by spaces or colons (`41 73 …`),
+or `\\x41\\x73…` escapes."""
+_NOT_HEX = re.compile(r"[^0-9A-Fa-f]")
 _PERCENT_RUN = re.compile(r"(?:[\w.~+-]{0,24}%[0-9A-Fa-f]{2}){4,}[\w.~+-]{0,24}")
 """Percent-encoded text: escapes in a row (`%49%67%6E…`) or words joined by them (`stop%20following`)."""
 _ENTITY_RUN = re.compile(r"(?:&#(?:x[0-9a-f]{1,6}|\d{1,7});){6,}", re.IGNORECASE)
@@ -130,7 +146,7 @@ def _close_run(run: str, vocabulary: frozenset[str]) -> str:
 
 def despace(text: str, vocabulary: frozenset[str]) -> tuple[str, bool]:
     """Close up letter-spaced runs (`i g n o r e`, `i.g.n.o.r.e`); True when one was found."""
-    closed = _SPACED_RUN.sub(lambda m: _close_run(m.group(), vocabulary), text)
+    closed = _SPACED_RUN.sub(lambda m: _close_run(m.group("run"), vocabulary), text)
     return closed, closed != text
 
 
@@ -311,6 +327,12 @@ def payloads(raw: str) -> list[tuple[str, str]]:
         text = _base64_text(match.group())
         if text:
             found.append(("base64", text))
+        if len(found) >= _MAX_PAYLOADS:
+            return found
+    for match in _HEX_RUN.finditer(raw):
+        text = _readable(bytes.fromhex(_NOT_HEX.sub("", match.group().replace("\\x", ""))))
+        if text:
+            found.append(("hex", text))
         if len(found) >= _MAX_PAYLOADS:
             return found
     for match in _PERCENT_RUN.finditer(raw):
