@@ -1,5 +1,5 @@
-"""HTML to text in one linear walk: visible text with Markdown headings and inline code in backticks,
-and the hidden text apart.
+"""HTML to text in one linear walk: visible text with Markdown headings, inline code in backticks and
+`<q>` quotations in quotes, and the hidden text apart.
 
 The page is parsed once by BeautifulSoup and walked once with an explicit stack (no recursion, no
 tree edits), so the cost grows with the size of the page, not with its depth; a page nested deeper
@@ -33,6 +33,8 @@ BLOCK_TAGS = frozenset(
         "fieldset", "address", "details", "summary", "caption", "hr",
     )
 )
+INLINE_MARKS = {"code": "`", "kbd": "`", "samp": "`", "q": '"'}
+"""Inline elements written as Markdown would: code in backticks, a `<q>` quotation in quotes."""
 _HEADING_TAG = re.compile(r"h([1-6])")
 _WHITESPACE = re.compile(r"\s+")
 _DECLARATION = re.compile(r"([a-z-]{1,40})\s*:\s*([^;]{0,200})", re.IGNORECASE)
@@ -179,15 +181,15 @@ class _Walk:
                 self.out.append("- ")
         if name == "pre":
             self.pre_depth += 1
-        elif name == "code" and not self.pre_depth:
-            self.text("`")
+        elif name in INLINE_MARKS and not self.pre_depth:
+            self.text(INLINE_MARKS[name])
 
     def leave(self, tag: Tag) -> None:
         top = self.captures[-1] if self.captures else None
         if tag.name == "pre":
             self.pre_depth -= 1
-        elif tag.name == "code" and not self.pre_depth:
-            self.text("`")
+        elif tag.name in INLINE_MARKS and not self.pre_depth:
+            self.text(INLINE_MARKS[tag.name])
         if top is None:
             if tag.name in BLOCK_TAGS:
                 self.out.append("\n\n" if tag.name == "p" else "\n")

@@ -199,12 +199,16 @@ _QUALIFIER_EN = (
     r"current|other|ethical|core|\w+'s)\s+){0,2}"
 )
 _SCOPE_EN = (
-    r"(?!\s+(?:in|on|for|from|of|printed|about|regarding|concerning|at|under|if|when|unless|"
+    r"(?!\s+(?:>[ \t]?){0,8}(?:in|on|for|from|of|printed|about|regarding|concerning|at|under|if|when|unless|"
     r"because|since|once|after|before|until|while|where|shipped|that\s+came|which\s+came)\b"
     r"(?!\s+(?:this\s+(?:conversation|chat|session|prompt)|your\b|the\s+(?:system|developers?|"
     r"operator|conversation|chat)\b)))"
 )
-"""Not followed by a scope that says a reader is meant ("… in the 1.x manual", "… on page 4")."""
+"""Not followed by a scope that says a reader is meant ("… in the 1.x manual", "… on page 4"),
+also where a blockquote wraps before it."""
+_NAMED_STEP_EN = r"(?!\s+(?:>[ \t]?){0,8}to\s+(?!(?:the|this|that|you|your|me|us|an?|all|any)\b)[a-z]{2,})"
+"""Not followed by the step it names ("the old instruction to transfer calls"): one earlier step of
+a procedure is replaced, not whatever a reader was told."""
 _AI = (
     r"(?:ai|a\.i\.|artificial\s+intelligence|(?:ai\s+)?assistants?|chat\s?bots?|bots?|"
     r"(?:large\s+)?language\s+models?|llms?|(?:ai\s+|screening\s+|automated\s+\w+\s+)?models?|"
@@ -331,7 +335,8 @@ RULES: tuple[Rule, ...] = (
        rf"\b{_OVERRIDE_EN}\s+(?:the\s+|your\s+|its\s+)?(?:system\s+prompt|content\s+polic(?:y|ies)|"
        r"safety\s+(?:guidelines|rules|training|policy|policies|filters|protocols))\b", imperative=True),
     _r("instruction_override", 1.0,
-       rf"\b{_OVERRIDE_EN}\s+(?:the\s+|these\s+|those\s+)?{_EARLIER_EN}\s+{_TARGET_EN}\b{_SCOPE_EN}",
+       rf"\b{_OVERRIDE_EN}\s+(?:the\s+|these\s+|those\s+)?{_EARLIER_EN}\s+{_TARGET_EN}\b{_SCOPE_EN}"
+       rf"{_NAMED_STEP_EN}",
        imperative=True),
     _r("instruction_override", 0.6,
        rf"\b{_OVERRIDE_EN}\s+(?:the\s+)?above\s+and\b", imperative=True),
