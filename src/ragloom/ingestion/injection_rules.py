@@ -50,6 +50,7 @@ _TRIGGERS = {
         " alles ignora ignorad olvida olvide olvidad omite descarta caso document text page content article context frage anfrage aufgabe question query request"
         " beachte befolge beachten befolgen"
         " missachtet den das die obigen obige vorherigen text inhalt"
+        " acht"
     ),
     "addressed_to_model": (
         " taalmodel taalmodellen linguagem modello assistente virtual virtuale intelligenza jedes jede jeden "
@@ -102,6 +103,9 @@ _TRIGGERS = {
         "developer god maintenance admin debug sudo vous du sans ohne"
         " answer respond reply act behave speak continue ai assistant model bot stay zero"
         " comply fulfil fulfill carry from never breaks break"
+        " addressed directed written meant intended"
+        " outil outils logiciel logiciels programme programmes systeme systemes robots destinee"
+        " destine destinees destines sprachmodell sprachmodelle und oder et ou"
     ),
     "system_prompt_marker": "system instruction instructions human user inst sys admin prompt directive system_prompt developer systeme sistema role",
     "authority_claim": (
@@ -124,6 +128,7 @@ _TRIGGERS = {
         " quote repeat print list reveal output copy reproduce write name describe tools functions"
         " translate summarize summarise paraphrase encode rewrite what"
         " give show list send print output customer user client in from echo paste tool"
+        " directions setup configuration started initialized initialised configured launched"
     ),
     "exfiltration": (
         "send forward post upload transmit exfiltrate leak email mail copy submit replace "
@@ -164,7 +169,7 @@ _TRIGGERS = {
         "esporta trasferisci autorizza accetta approuve approuvez approuver valide validez valider"
         " push commit merge deploy disable enable pay buy purchase transfer accept book cancel confirm sign grant post upload publish fetch navigate browse fill submit put place announce"
         " explain play echo wire empty highlight suggest explique expliquez explique recopie recopiez parle parlez annonce annoncez erklare informiere uberweise frag frage beachte befolge avisa cuenta decir indica explica"
-        " behauptet"
+        " behauptet classe classez classer presente presentez presenter placez"
     ),
 }
 _MARKS = {
@@ -261,7 +266,7 @@ COMMAND_VERBS = (
     r"comunica|rispondi|scrivi|dimentica|invia|rivela|mostra|consiglia|conferma|approva|"
     r"label|assign|close|grade|conclude|export|release|"
     r"aprueba|autoriza|acepta|transfiere|paga|cambia|concede|esporta|trasferisci|autorizza|"
-    r"accetta|approuve[zr]?|valide[zr]?|"
+    r"accetta|approuve[zr]?|valide[zr]?|classe[zr]?|presente[zr]?|placez|"
     r"negeer|vergeet|zeg|antwoord|raad|geef|stuur|toon|"
     r"diga|responda|revele|envie|mostre|recomende|informe|esqueca)"
 )
@@ -292,6 +297,14 @@ _OVERRIDE_FR = (
     r"(?:faites|fais)\s+abstraction\s+d(?:e|u|es|')\s*|passe[rz]?\s+outre|outrepasse[rz]?|"
     r"contourne[rz]?|ne\s+(?:suivez|suis|respectez|respecte)\s+plus)"
 )
+_MACHINE_FR = (
+    r"(?:(?:outils?|logiciels?|programmes?|systemes?|robots?|moteurs?)(?:\s+[\w-]{2,20}){0,2}?\s+"
+    r"qui\s+(?:resum|lis|lit|analys|trait|index|tri|parcour|synthetis|tradu|li(?:ra|ront))\w*"
+    r"|(?:logiciels?|outils?|programmes?|systemes?)\s+(?:de|d')\s*(?:preselection|tri|resume|synthese|"
+    r"lecture|traduction|indexation|ia)\b)"
+)
+"""Software named in French by what it does to this text ("l'outil qui résume ce communiqué", "les
+logiciels de présélection"); `agents` and `assistants` alone are people in French offices."""
 _TARGET_FR = (
     r"(?:instructions?|consignes?|regles?|directives?|prompts?(?:\s+systeme)?|restrictions?|"
     r"contraintes?|limites|garde-fous|politiques?)"
@@ -380,6 +393,14 @@ RULES: tuple[Rule, ...] = (
        r"(?!\s+(?:fur|zur|zum|aus|der\s+version|von\s+\d|im|in|bei))", imperative=True),
     _r("instruction_override", 0.2, rf"\b{_OVERRIDE_DE}\s+(?:\S+\s+){{0,3}}?{_TARGET_DE}\b",
        imperative=True),
+    _r("instruction_override", 1.1,
+       rf"\blass(?:en\s+sie|t|e)?\s+(?:bitte\s+)?(?:(?:die|der|den)\s+)?(?:{_YOURS_DE}\s+)"
+       rf"(?:(?:die|der|den)\s+)?(?:{_EARLIER_DE}\s+)?(?:\w+\s+)?{_TARGET_DE}\s+(?:\w+\s+)?auss?er\s+acht\b"
+       rf"|\blass(?:en\s+sie|t|e)?\s+(?:bitte\s+)?(?:die|der|den)\s+{_EARLIER_DE}\s+{_TARGET_DE}\s+"
+       r"(?:\w+\s+)?auss?er\s+acht\b", imperative=True),
+    _r("instruction_override", 0.2,
+       rf"\blass(?:en\s+sie|t|e)?\s+(?:\S+\s+){{0,3}}?{_TARGET_DE}\s+(?:\w+\s+)?auss?er\s+acht\b",
+       imperative=True),
     # -- addressed to a model ---------------------------------------------------------------
     _r("addressed_to_model", 0.35,
        rf"\b(?:note|message|instructions?|memo|notice|reminder|request|directive|update|guidance|"
@@ -387,6 +408,10 @@ RULES: tuple[Rule, ...] = (
        rf"(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?(?:\w+\s+){{0,2}}?{_AI}\b"),
     _r("addressed_to_model", 0.35,
        rf"\b(?:dear|hey|hi|hello|attention|attn|psst|calling)\s+(?:all\s+|any\s+)?(?:\w+\s+)?{_AI}\b"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:addressed|directed|written|meant|intended)\s+(?:only\s+)?(?:to|for)\s+(?:the\s+|any\s+|"
+       rf"all\s+|every\s+|an?\s+|whichever\s+)(?:[\w-]{{1,20}}\s+){{0,2}}?{_AI}\b(?!\s+(?:developers?|"
+       r"teams?|researchers?|vendors?|builders?|users?|makers?|companies)\b)"),
     _r("addressed_to_model", 0.35,
        rf"\b(?:if|when|whenever)\s+you\s+(?:are|'re)\s+(?:an?\s+)?(?:\w+\s+)?{_AI}\b"),
     _r("addressed_to_model", 0.35,
@@ -401,7 +426,9 @@ RULES: tuple[Rule, ...] = (
        r"llm|chatbot|model|gpt|chatgpt|claude)\s*[,:]\s"),
     _r("addressed_to_model", 0.35,
        r"\b(?:(?:note|message|consigne|remarque)\s+)?(?:a|pour)\s+l'?(?:intention|attention)\s+(?:de|du|des)"
-       r"\s+(?:l'|la\s+|le\s+|les\s+)?\s*(?:assistant|ia|intelligence\s+artificielle|modele|agent|robot)"),
+       r"\s+(?:l'|la\s+|le\s+|les\s+)?\s*(?:assistant|ia|intelligence\s+artificielle|modele|agent|robot)"
+       rf"|\b(?:(?:note|message|consigne|remarque|avis)s?\s+)?(?:(?:a|pour)\s+l'?(?:intention|attention)"
+       rf"\s+(?:de|du|des)|destinee?s?\s+(?:a|au|aux))\s+(?:l'|la\s+|le\s+|les\s+)?\s*{_MACHINE_FR}"),
     _r("addressed_to_model", 0.35,
        r"\bsi\s+vous\s+etes\s+(?:un|une)\s+(?:\w+\s+)?(?:modele|assistant|ia|agent|robot|intelligence)"),
     _r("addressed_to_model", 0.35,
@@ -572,6 +599,13 @@ RULES: tuple[Rule, ...] = (
        r"\brepeat\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:text|words|everything|messages?|lines?)\s+"
        r"(?:above|before)\b|\b(?:print|output|show|reveal|disclose)\s+(?:every|each|all|any)\s+"
        r"(?:instruction|rule|prompt)s?\s+you\s+(?:were|have\s+been)\s+given\b", imperative=True),
+    _r("prompt_leak", 1.0,
+       r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|"
+       r"type\s+out|spell\s+out|copy|paste|quote|list|give|return|echo)\b[^.\n]{0,80}?\b(?:directions|"
+       r"instructions|rules|guidelines|prompts?|text|messages?|setup|configuration)[\s>]{1,12}(?:that\s+|"
+       r"which\s+)?you\s+(?:were|have\s+been|got|are\s+being)\s+(?:started|initiali[sz]ed|configured|"
+       r"set\s+up|launched|booted|primed|seeded|spun\s+up|deployed|created|loaded|run|programmed)"
+       r"(?:\s+(?:up\s+)?with)?\b", imperative=True),
     _r("prompt_leak", 0.6, r"\bstarting\s+with\s+(?:the\s+words?\s+)?[\"']?you\s+are\b"),
     _r("prompt_leak", 0.6,
        r"\b(?:disclose|reveal|share|give\s+out|provide|output|print)\s+(?:any\s+|all\s+|the\s+)?"
@@ -635,9 +669,10 @@ RULES: tuple[Rule, ...] = (
        rf"nota|psst|hey|hi|hello|hallo|hola|bonjour)\s*[,:!]?\s+)?(?:the\s+|dear\s+|an?\s+|any\s+|"
        rf"all\s+|cher\s+|chere\s+|querid[ao]\s+|liebe[rs]?\s+|l'|la\s+|le\s+|el\s+|die\s+|der\s+)?"
        rf"(?:(?!(?:on|in|for|of|at|by|from|with|to|and|or|older|newer|some|most|many)\b)"
-       rf"[\w-]{{1,20}}\s+){{0,2}}?(?!agents?\b|bots?\b|models\b){AI_READER}(?:\s+(?:with|for|that|"
+       rf"[\w-]{{1,20}}\s+){{0,2}}?(?!agents?\b|bots?\b|models\b){AI_READER}"
+       rf"(?:\s+(?:and|or|und|oder|et|ou|y|e)\s+[\w-]{{1,30}})?(?:,?\s+(?:with|for|that|"
        rf"who|which|reading|processing|handling|summari[sz]ing|working|answering|using|browsing|"
-       r"helping)\b[^:,.\n]{0,60})?\s*:\s"),
+       r"helping|die|welche|qui|que|che)\b[^:,.\n]{0,60})?\s*:\s"),
     _r("addressed_to_model", 0.35,
        r"(?:^[ \t>*\-]{0,8}|(?<=[.!?]\s))(?:cher\s+|chere\s+|querid[ao]\s+|liebe[rs]?\s+|"
        r"l'|la\s+|le\s+|el\s+)?(?:ki|ia|sprachmodell|ki-assistent|asistente|modele|modelo)\s*,\s"),
@@ -998,7 +1033,7 @@ FRAMING_AFTER = regex.compile(
 
 DIRECT_LEAD = regex.compile(
     r"(?:^|[.!?:;\n(\[\]\-*>\"|]\s*|,\s*|\b(?:please|kindly|now|just|simply|and|then|so|also|first|"
-    r"instead|immediately|always|you\s+(?:must|should|need\s+to|have\s+to|will|can|are\s+to|shall|"
+    r"instead|immediately|always|puis|ensuite|dann|danach|luego|despues|poi|quindi|you\s+(?:must|should|need\s+to|have\s+to|will|can|are\s+to|shall|"
     r"may)|you'll|(?:want|need|ask|require|order|instruct|command)\s+you\s+to|(?:could|would|can|"
     r"will)\s+you|you\s+could|(?:ask|request)\s+that\s+you|(?:kindly\s+)?ask\s+you\s+to|"
     r"if\s+you\s+could|appreciate\s+it\s+if\s+you|veuillez|merci\s+de|bitte|sie|du|tu\s+dois|"

@@ -331,15 +331,17 @@ def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit
 
 
 def _callouts(hits: list[Hit], layout: Layout) -> list[Hit]:
-    """Read a blockquote that opens by addressing a model ("> Note for the assistant: …") as the
-    document's own words, unless it or the paragraph before it introduces an example: a callout
+    """Read a blockquote that opens by addressing a model ("> Note for the assistant: …", or after
+    a short lead with no framing: "> Quick check from our editors, addressed to any assistant: …")
+    as the document's own words, unless it or the paragraph before it introduces an example: a callout
     box is the page speaking, a quotation is someone else."""
     callouts = set()
     for hit in hits:
         if hit.where != "quote" or hit.framed or hit.rule.signal != "addressed_to_model":
             continue
         paragraph = layout.paragraphs[hit.key[2]]
-        if layout.text[paragraph.start : hit.span[0]].strip(" >*_\n\t"):
+        lead = layout.text[paragraph.start : hit.span[0]].strip(" >*_\n\t")
+        if len(lead) > _LEAD_CHARS or FRAMING.search(lead):
             continue
         before = layout.text[max(0, paragraph.start - _FRAME_CHARS * 2) : paragraph.start]
         if not FRAMING.search(before):
