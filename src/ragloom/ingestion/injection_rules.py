@@ -97,6 +97,7 @@ _TRIGGERS = {
         " parle parles parlez dis mentionne revele frag frage fragen it"
     ),
     "role_play": (
+        " warnings warning disclaimers caveats refusals"
         " here now starting henceforth speak voice bist ora adesso partir desde "
         "you dan pretend play act role character refuse refuses anything free longer abide obey "
         "immerse mode yourself game unrestricted unfiltered uncensored jailbroken jailbreak "
@@ -119,6 +120,8 @@ _TRIGGERS = {
         " assistant model ai your guardrails safeguards filters safety"
         " system this following overrides supersedes replaces cancels moderation censorship"
         " alignment"
+        " constraints restrictions rules limits replaces replace supersede overrides voids void"
+        " cancel revokes revoke everything anything whatever configured"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
@@ -538,6 +541,12 @@ RULES: tuple[Rule, ...] = (
        r"(?:aucune?\s+)?(?:restriction|limite|filtre|regle)s?|"
        r"\bdu\s+bist\s+(?:ab\s+)?(?:jetzt|nun|sofort)\s+(?:ein\s+|eine\s+)?(?:\S+\s+){0,2}?"
        r"(?:uneingeschrankte[rn]?|ungefilterte[rn]?|ohne\s+(?:regeln|einschrankungen|filter))"),
+    _r("role_play", 0.6,
+       r"\byou(?:'re|\s+are)\s+(?:now\s+)?(?:[^.!?\n]{1,60}?)\b(?:with|who\s+has|that\s+has)\s+no\s+"
+       r"(?:rules|limits|limitations|restrictions|filters|boundaries|morals|ethics|scruples)\b|"
+       r"\b(?:with|without)\s+(?:no|any)\s+(?:warnings?|disclaimers?|caveats?)\s*(?:,|or|and|nor)\s*"
+       r"(?:\w+\s+)?(?:refusals?|restrictions|filters)\b|\bstay\s+in\s+(?:[\w-]{1,30}'s?|the\s+persona's|"
+       r"character's)\s+voice\b"),
     _r("role_play", 0.5,
        r"\bsans\s+aucune\s+(?:restriction|limite|regle|censure)|"
        r"\bohne\s+(?:jegliche\s+)?(?:regeln|einschrankungen|filter|zensur)\b"),
@@ -585,7 +594,17 @@ RULES: tuple[Rule, ...] = (
        r"(?:developers?|operator|administrator|admin|creators?|system)\b"),
     _r("authority_claim", 0.35,
        r"\b(?:safety|guardrails?|moderation|censorship|content_polic(?:y|ies)|alignment)[\w-]{0,20}"
+       r"\s?[:=]\s?[\"']?(?:off|none|false|disabled|0)\b|"
+       r"\b(?:role|model|assistant|persona|output|answer)_?(?:constraints|restrictions|rules|limits)"
        r"\s?[:=]\s?[\"']?(?:off|none|false|disabled|0)\b"),
+    _r("authority_claim", 1.0,
+       r"\b(?:replaces?|supersedes?|overrides?|voids?|cancels?|revokes?)\s+(?:every|all|any|each)\s+"
+       r"(?:\w+\s+)?(?:directives?|instructions?|rules|guidelines|prompts?|configuration)\s+(?:in|of|"
+       r"from)\s+your\s+(?:context|prompt|memory|session|conversation|configuration|instructions)\b|"
+       r"\b(?:everything|anything|all|whatever)\s+(?:(?:that\s+)?(?:was|were|has\s+been|is)\s+)?"
+       r"(?:configured|set\s+up|written|given|programmed)\s+(?:for|to)\s+you\s+(?:before|above|until|"
+       r"prior\s+to)\s+(?:this|now|here)\b[^.\n]{0,40}?\b(?:void|invalid|cancell?ed|obsolete|revoked|"
+       r"suspended|no\s+longer\s+appl(?:y|ies))\b"),
     # -- prompt leaking ----------------------------------------------------------------------
     _r("prompt_leak", 1.0,
        r"\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|recite|write\s+out|"
