@@ -1047,8 +1047,12 @@ FRAMING = regex.compile(
 FRAMING_AFTER = regex.compile(
     r"^[^.\n]{0,60}?\b(?:is|are|was|were)\s+(?:a|an|the)?\s*(?:classic|typical|common|famous|"
     r"well-known|known)?\s*(?:example|attack|injection|jailbreak|payload|technique|trick|pattern)s?\b"
+    r"|^[ \t*_]{0,3}:[ \t*_]{1,4}(?:the|a|an|each|any|one|this|that|its)\s+(?!(?:ai|assistant|model|"
+    r"bot|chatbot|llm|agent|system)\b)(?:[\w-]{1,20}\s+){0,2}?(?:may|can|gets?|loses?|wins?|draws?|"
+    r"takes?|chooses?|picks?|is\s+allowed\s+to)\b"
 )
-"""Words after a hit that say it was an example ("… is a classic injection")."""
+"""Words after a hit that say it was an example ("… is a classic injection"), or that define it
+as a named thing ("SYSTEM OVERRIDE: the holder may cancel one vote", a card of a game)."""
 
 DIRECT_LEAD = regex.compile(
     r"(?:^|[.!?:;\n(\[\]\-*>\"|]\s*|,\s*|\b(?:please|kindly|now|just|simply|and|then|so|also|first|"
