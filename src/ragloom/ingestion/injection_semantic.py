@@ -14,11 +14,12 @@ regression (`ragloom.providers.exemplar_model`) fitted on `injection_addressing.
 sentences of the labelled documents of tests/data/injection (see `benchmarks/injection.py
 --refit`) gives each a probability, and the document's is the largest. The JSONL holds short
 positive and hard-negative sentences: the first 1,000 lines by the author of the rules (English,
-French, German, Spanish), then lines marked `"source": "ex-a"`, `"ex-b"`, `"ex-c"` by three
-independent authors who had read neither the detector nor its data (issue 11, round 5; ex-b
-writes mostly in French, German, Spanish, Italian, Portuguese and Dutch). At `MIN_PROBABILITY` or
-above the document becomes `suspicious` (signal `semantic`), never `rejected`; the evidence names
-the sentence. It keeps out when the embedder is not `TUNED_MODEL`.
+French, German, Spanish), then lines marked `"source": "ex-a"` … `"ex-e"` by five independent
+authors who had read neither the detector nor its data (issue 11, rounds 5 and 6; ex-b writes
+mostly in French, German, Spanish, Italian, Portuguese and Dutch, ex-e only in French, German,
+Spanish and Italian). At `MIN_PROBABILITY` or above the document becomes `suspicious` (signal
+`semantic`), never `rejected`; the evidence names the sentence. It keeps out when the embedder is
+not `TUNED_MODEL`.
 """
 
 from __future__ import annotations
