@@ -44,13 +44,13 @@ _TRIGGERS = {
         "discard drop abandon aside throw attention follow following obey obeying adhere adhering "
         "comply complying regardless matter irrespective ignorer ignorez oublie oublier oubliez "
         "compte abstraction outre outrepasse outrepasser outrepassez contourne contourner "
-        "contournez suivez suis respectez respecte ignoriere ignorieren ignoriert ignorierst "
+        "contournez suivez suis respectez respecte cote ignoriere ignorieren ignoriert ignorierst "
         "ignorier vergiss vergessen vergesst missachte missachten missachtet ubergehe ubergehen "
         "uberspringe uberspringen verwirf verwerfen halte halten befolge"
         " alles ignora ignorad olvida olvide olvidad omite descarta caso document text page content article context frage anfrage aufgabe question query request"
         " beachte befolge beachten befolgen"
         " missachtet den das die obigen obige vorherigen text inhalt"
-        " acht"
+        " acht dimentica dimenticate trascura tralascia seguire tenere"
     ),
     "addressed_to_model": (
         " taalmodel taalmodellen linguagem modello assistente virtual virtuale intelligenza jedes jede jeden "
@@ -92,7 +92,7 @@ _TRIGGERS = {
         " mention "
         "not don never without avoid refrain explain keep treat confirmed sans ne ohne erwahne"
         " revele revelez divulgue divulguez jamais dis parle parlez reveles digas menciones"
-        " verschweige"
+        " verschweige verschweigen"
         " behalte behalten garde gardez garder guarda"
         " parle parles parlez dis mentionne revele frag frage fragen it"
     ),
@@ -104,7 +104,7 @@ _TRIGGERS = {
         "developer god maintenance admin debug sudo vous du sans ohne"
         " answer respond reply act behave speak continue ai assistant model bot stay zero"
         " comply fulfil fulfill carry from never breaks break"
-        " addressed directed written meant intended"
+        " addressed directed written meant intended pour toute tout chaque"
         " outil outils logiciel logiciels programme programmes systeme systemes robots destinee"
         " destine destinees destines sprachmodell sprachmodelle und oder et ou"
     ),
@@ -122,6 +122,7 @@ _TRIGGERS = {
         " alignment"
         " constraints restrictions rules limits replaces replace supersede overrides voids void"
         " cancel revokes revoke everything anything whatever configured"
+        " tes vos les deine ihre eure takes take has precedence priority passe hat vorrang"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
@@ -298,7 +299,8 @@ _SENSITIVE = (
 _OVERRIDE_FR = (
     r"(?:ignore[rz]?|oublie[rz]?|ne\s+(?:tenez|tiens)\s+(?:plus\s+|pas\s+)compte\s+d(?:e|u|es|')\s*|"
     r"(?:faites|fais)\s+abstraction\s+d(?:e|u|es|')\s*|passe[rz]?\s+outre|outrepasse[rz]?|"
-    r"contourne[rz]?|ne\s+(?:suivez|suis|respectez|respecte)\s+plus)"
+    r"contourne[rz]?|ne\s+(?:suivez|suis|respectez|respecte)\s+plus|"
+    r"(?:laisse[rz]?|mets|mettez|mettre)\s+de\s+cote)"
 )
 _MACHINE_FR = (
     r"(?:(?:outils?|logiciels?|programmes?|systemes?|robots?|moteurs?)(?:\s+[\w-]{2,20}){0,2}?\s+"
@@ -404,6 +406,14 @@ RULES: tuple[Rule, ...] = (
     _r("instruction_override", 0.2,
        rf"\blass(?:en\s+sie|t|e)?\s+(?:\S+\s+){{0,3}}?{_TARGET_DE}\s+(?:\w+\s+)?auss?er\s+acht\b",
        imperative=True),
+    _r("instruction_override", 1.1,
+       rf"\b{_OVERRIDE_DE}\s+(?:bitte\s+)?(?:die|der|den|das|alle)\s+[\w-]{{3,40}},?\s+die\s+(?:man\s+)?"
+       r"(?:dir|ihnen|euch)\s+(?:\w+\s+)?(?:gegeben|mitgegeben|vorgegeben|gesagt|genannt)\b"
+       r"|\b(?:ignora|dimentica|dimenticate|trascura|tralascia|non\s+seguire\s+piu|non\s+tenere\s+"
+       r"conto\s+d\w{0,4})\s+(?:tutte\s+)?(?:le\s+|i\s+|gli\s+|tue\s+|le\s+tue\s+)?(?:istruzioni|regole|"
+       r"direttive|indicazioni|linee\s+guida|consegne)\s+(?:che\s+hai\s+)?(?:ricevute|precedenti|"
+       r"iniziali|originali|di\s+sistema|del\s+(?:tuo\s+)?(?:operatore|sistema|sviluppatore))\b",
+       imperative=True),
     # -- addressed to a model ---------------------------------------------------------------
     _r("addressed_to_model", 0.35,
        rf"\b(?:note|message|instructions?|memo|notice|reminder|request|directive|update|guidance|"
@@ -430,6 +440,8 @@ RULES: tuple[Rule, ...] = (
     _r("addressed_to_model", 0.35,
        r"\b(?:(?:note|message|consigne|remarque)\s+)?(?:a|pour)\s+l'?(?:intention|attention)\s+(?:de|du|des)"
        r"\s+(?:l'|la\s+|le\s+|les\s+)?\s*(?:assistant|ia|intelligence\s+artificielle|modele|agent|robot)"
+       r"|\bpour\s+(?:toute|tout|chaque|l')\s*(?:ia|intelligence\s+artificielle|modele\s+de\s+langage|"
+       r"assistant\s+ia|chatbot)\s+(?:chargee?|qui|utilisee?|lisant|resumant)\b"
        rf"|\b(?:(?:note|message|consigne|remarque|avis)s?\s+)?(?:(?:a|pour)\s+l'?(?:intention|attention)"
        rf"\s+(?:de|du|des)|destinee?s?\s+(?:a|au|aux))\s+(?:l'|la\s+|le\s+|les\s+)?\s*{_MACHINE_FR}"),
     _r("addressed_to_model", 0.35,
@@ -509,7 +521,7 @@ RULES: tuple[Rule, ...] = (
        r"\bsans\s+(?:jamais\s+)?(?:le\s+)?(?:mentionner|dire|signaler|prevenir)\b|"
        r"\bne\s+(?:surtout\s+)?(?:pas\s+)?(?:mentionne[rz]?|dites\s+pas)\b|"
        r"\bohne\s+(?:es\s+)?(?:zu\s+)?(?:erwahnen|sagen|mitzuteilen)\b|"
-       r"\berwahne\s+(?:\S+\s+){0,2}?nicht\b|\bverschweige\b"),
+       r"\berwahne\s+(?:\S+\s+){0,2}?nicht\b|\bverschweige\b|\bverschweigen\s+sie\b"),
     # -- role play ---------------------------------------------------------------------------
     _r("role_play", 1.0,
        r"\byou(?:\s+are|'re)\s+(?:now\s+|about\s+to\s+become\s+)?(?:dan\b|(?:[\w-]{1,30},\s+)?(?:an?\s+)?(?:unrestricted|"
@@ -597,6 +609,19 @@ RULES: tuple[Rule, ...] = (
        r"\s?[:=]\s?[\"']?(?:off|none|false|disabled|0)\b|"
        r"\b(?:role|model|assistant|persona|output|answer)_?(?:constraints|restrictions|rules|limits)"
        r"\s?[:=]\s?[\"']?(?:off|none|false|disabled|0)\b"),
+    _r("authority_claim", 0.8,
+       r"\b(?:tes|vos)\s+(?:\w+\s+)?(?:regles|consignes|restrictions|limites|directives|garde-fous)"
+       r"(?:\s+d[e']\s*\w+)?\s+(?:sont|seront)\s+(?:desormais\s+|maintenant\s+)?(?:suspendues|levees|"
+       r"annulees|desactivees|caduques)\b|"
+       r"\b(?:deine|ihre|eure)\s+(?:\w+\s+)?(?:regeln|vorgaben|anweisungen|einschrankungen)\s+(?:sind|gelten)\s+"
+       r"(?:hier\s+|ab\s+sofort\s+|jetzt\s+)?(?:aufgehoben|ausgesetzt|deaktiviert|nicht\s+mehr)\b"),
+    _r("authority_claim", 0.6,
+       rf"\b(?:takes?|has)\s+(?:precedence|priority)\s+over\s+(?:anything|everything|whatever|all|any)\b"
+       rf"[^.\n]{{0,40}}?\b(?:you\s+(?:were|have\s+been)\s+(?:told|given)|your\s+{_OWNER_EN})"
+       r"|\bpasse\s+avant\s+(?:celles|ceux|tout\s+ce|les\s+consignes|les\s+instructions)\s+(?:que|qu')\s*"
+       r"(?:l'on\s+|on\s+)?(?:vous|t')\s*(?:a|avez|as)\b"
+       r"|\bhat\s+vorrang\s+vor\s+(?:allem|allen|jeder|jeglicher)\b[^.\n]{0,40}?\b(?:ihr|dein|euer)\s+"
+       r"(?:betreiber|entwickler|anbieter|system)\b"),
     _r("authority_claim", 1.0,
        r"\b(?:replaces?|supersedes?|overrides?|voids?|cancels?|revokes?)\s+(?:every|all|any|each)\s+"
        r"(?:\w+\s+)?(?:directives?|instructions?|rules|guidelines|prompts?|configuration)\s+(?:in|of|"
