@@ -122,6 +122,7 @@ _TRIGGERS = {
         " alignment"
         " constraints restrictions rules limits replaces replace supersede overrides voids void"
         " cancel revokes revoke everything anything whatever configured"
+        " operator operators developer developers owner owners operates operate acts works answers runs under"
         " tes vos les deine ihre eure takes take has precedence priority passe hat vorrang"
     ),
     "prompt_leak": (
@@ -442,6 +443,10 @@ RULES: tuple[Rule, ...] = (
     _r("addressed_to_model", 0.35,
        rf"\b(?:if|when|whenever)\s+you\s+(?:are|'re)\s+(?:an?\s+)?(?:\w+\s+)?{_AI}\b"),
     _r("addressed_to_model", 0.35,
+       rf"\b(?:if|when|whenever)\s+(?:an?|any|the|some)\s+(?:[\w-]+\s+)?{_AI}\s+(?:is|are)\s+(?:now\s+)?"
+       r"(?:turning|summari[sz]ing|reading|processing|converting|using|parsing|answering|indexing|"
+       r"rewriting|translating|quoting)\s+(?:this|these|the\s+(?:page|document|text|article|file))\b"),
+    _r("addressed_to_model", 0.35,
        rf"\b{_AI}'?\s+(?:[\w-]{{1,20}}\s+)?(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|"
        r"reads|processing|processes|summari[sz]ing|summari[sz]es|analy[sz]ing|analy[sz]es|parsing|"
        r"parses|crawling|crawls|indexing|indexes|scanning|scans|sees|viewing|handling|handles|"
@@ -629,6 +634,13 @@ RULES: tuple[Rule, ...] = (
        r"annulees|desactivees|caduques)\b|"
        r"\b(?:deine|ihre|eure)\s+(?:\w+\s+)?(?:regeln|vorgaben|anweisungen|einschrankungen)\s+(?:sind|gelten)\s+"
        r"(?:hier\s+|ab\s+sofort\s+|jetzt\s+)?(?:aufgehoben|ausgesetzt|deaktiviert|nicht\s+mehr)\b"),
+    _r("authority_claim", 0.8,
+       rf"\b(?:the\s+|your\s+)?{_OWNER_EN}'?s?\s+(?:[\w-]+\s+)?(?:rules|instructions|guidelines|policies|"
+       r"restrictions|limits)\s+(?:(?:no\s+longer|do\s+not|don't)\s+appl(?:y|ies)|(?:are|is)\s+(?:now\s+|hereby\s+)?"
+       r"(?:void|suspended|lifted|cancell?ed|revoked))\b(?!\s+(?:to|for|in|on|at|from)\s+(?!(?:you|this\s+"
+       r"(?:conversation|chat|session|answer|reply|response|page))\b))"
+       r"|\b(?:operates?|acts?|works?|answers?|runs?)\s+under\s+(?:the|my|our|this)\s+[\w-]{1,30}'s\s+"
+       r"(?:policy|policies|rules|instructions|guidelines),?\s+not\s+(?:its|your|their)\s+own\b"),
     _r("authority_claim", 0.6,
        rf"\b(?:takes?|has)\s+(?:precedence|priority)\s+over\s+(?:anything|everything|whatever|all|any)\b"
        rf"[^.\n]{{0,40}}?\b(?:you\s+(?:were|have\s+been)\s+(?:told|given)|your\s+{_OWNER_EN})"
