@@ -334,6 +334,10 @@ _OVERRIDE_DE = (
     r"uberspring(?:e|en)|verwirf|verwerfen\s+sie|halte\s+dich\s+nicht\s+(?:mehr\s+)?an|"
     r"halten\s+sie\s+sich\s+nicht\s+(?:mehr\s+)?an|befolge\s+(?:nicht|keine))"
 )
+_OVERRIDE_DE_OPEN = rf"(?:{_OVERRIDE_DE}|(?P<lass>lass(?:en\s+sie|t|e)?))"
+_OVERRIDE_DE_CLOSE = r"(?(lass)\s+(?:\w+\s+)?auss?er\s+acht\b)"
+"""An override verb, or the two halves of one around its object ("lassen Sie Ihre Vorgaben außer
+Acht"): the closing half is required after the object only when the verb was `lassen`."""
 _TARGET_DE = (
     r"(?:anweisungen|anweisung|instruktionen|regeln|richtlinien|vorgaben|befehle|systemprompt|"
     r"system-prompt|systemanweisungen|einschrankungen|beschrankungen|sicherheitsrichtlinien)"
@@ -403,21 +407,14 @@ RULES: tuple[Rule, ...] = (
     _r("instruction_override", 0.2, rf"\b{_OVERRIDE_FR}\s*(?:\S+\s+){{0,3}}?{_TARGET_FR}\b",
        imperative=True),
     _r("instruction_override", 1.1,
-       rf"\b{_OVERRIDE_DE}\s+(?:(?:sie|bitte|du)\s+)?(?:(?:die|der|den|das)\s+)?{_YOURS_DE}\s+"
-       rf"(?:(?:die|der|den)\s+)?(?:{_EARLIER_DE}\s+)?(?:\w+\s+)?{_TARGET_DE}\b", imperative=True),
+       rf"\b{_OVERRIDE_DE_OPEN}\s+(?:(?:sie|bitte|du)\s+)?(?:(?:die|der|den|das)\s+)?{_YOURS_DE}\s+"
+       rf"(?:(?:die|der|den)\s+)?(?:{_EARLIER_DE}\s+)?(?:\w+\s+)?{_TARGET_DE}\b{_OVERRIDE_DE_CLOSE}",
+       imperative=True),
     _r("instruction_override", 1.0,
-       rf"\b{_OVERRIDE_DE}\s+(?:(?:sie|bitte|du)\s+)?(?:die|der|den)\s+{_EARLIER_DE}\s+{_TARGET_DE}\b"
-       r"(?!\s+(?:fur|zur|zum|aus|der\s+version|von\s+\d|im|in|bei))", imperative=True),
-    _r("instruction_override", 0.2, rf"\b{_OVERRIDE_DE}\s+(?:\S+\s+){{0,3}}?{_TARGET_DE}\b",
-       imperative=True),
-    _r("instruction_override", 1.1,
-       rf"\blass(?:en\s+sie|t|e)?\s+(?:bitte\s+)?(?:(?:die|der|den)\s+)?(?:{_YOURS_DE}\s+)"
-       rf"(?:(?:die|der|den)\s+)?(?:{_EARLIER_DE}\s+)?(?:\w+\s+)?{_TARGET_DE}\s+(?:\w+\s+)?auss?er\s+acht\b"
-       rf"|\blass(?:en\s+sie|t|e)?\s+(?:bitte\s+)?(?:die|der|den)\s+{_EARLIER_DE}\s+{_TARGET_DE}\s+"
-       r"(?:\w+\s+)?auss?er\s+acht\b", imperative=True),
+       rf"\b{_OVERRIDE_DE_OPEN}\s+(?:(?:sie|bitte|du)\s+)?(?:die|der|den)\s+{_EARLIER_DE}\s+{_TARGET_DE}\b"
+       rf"{_OVERRIDE_DE_CLOSE}(?!\s+(?:fur|zur|zum|aus|der\s+version|von\s+\d|im|in|bei))", imperative=True),
     _r("instruction_override", 0.2,
-       rf"\blass(?:en\s+sie|t|e)?\s+(?:\S+\s+){{0,3}}?{_TARGET_DE}\s+(?:\w+\s+)?auss?er\s+acht\b",
-       imperative=True),
+       rf"\b{_OVERRIDE_DE_OPEN}\s+(?:\S+\s+){{0,3}}?{_TARGET_DE}\b{_OVERRIDE_DE_CLOSE}", imperative=True),
     _r("instruction_override", 1.1,
        rf"\b{_OVERRIDE_DE}\s+(?:bitte\s+)?(?:die|der|den|das|alle)\s+[\w-]{{3,40}},?\s+die\s+(?:man\s+)?"
        r"(?:dir|ihnen|euch)\s+(?:\w+\s+)?(?:gegeben|mitgegeben|vorgegeben|gesagt|genannt)\b"
