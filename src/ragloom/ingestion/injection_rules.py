@@ -217,14 +217,13 @@ _QUALIFIER_EN = (
     r"current|other|ethical|core|\w+'s)\s+){0,2}"
 )
 _SCOPE_EN = (
-    r"(?!\s+(?:>[ \t]?){0,8}(?:in|on|for|from|of|printed|about|regarding|concerning|at|under|if|when|unless|"
+    r"(?!\s+(?:in|on|for|from|of|printed|about|regarding|concerning|at|under|if|when|unless|"
     r"because|since|once|after|before|until|while|where|shipped|that\s+came|which\s+came)\b"
     r"(?!\s+(?:this\s+(?:conversation|chat|session|prompt)|your\b|the\s+(?:system|developers?|"
     r"operator|conversation|chat)\b)))"
 )
-"""Not followed by a scope that says a reader is meant ("… in the 1.x manual", "… on page 4"),
-also where a blockquote wraps before it."""
-_NAMED_STEP_EN = r"(?!\s+(?:>[ \t]?){0,8}to\s+(?!(?:the|this|that|you|your|me|us|an?|all|any)\b)[a-z]{2,})"
+"""Not followed by a scope that says a reader is meant ("… in the 1.x manual", "… on page 4")."""
+_NAMED_STEP_EN = r"(?!\s+to\s+(?!(?:the|this|that|you|your|me|us|an?|all|any)\b)[a-z]{2,})"
 """Not followed by the step it names ("the old instruction to transfer calls"): one earlier step of
 a procedure is replaced, not whatever a reader was told."""
 _AI = (
@@ -669,7 +668,7 @@ RULES: tuple[Rule, ...] = (
     _r("prompt_leak", 1.0,
        r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|"
        r"type\s+out|spell\s+out|copy|paste|quote|list|give|return|echo)\b[^.\n]{0,80}?\b(?:directions|"
-       r"instructions|rules|guidelines|prompts?|text|messages?|setup|configuration)[\s>]{1,12}(?:that\s+|"
+       r"instructions|rules|guidelines|prompts?|text|messages?|setup|configuration)\s+(?:that\s+|"
        r"which\s+)?you\s+(?:were|have\s+been|got|are\s+being)\s+(?:started|initiali[sz]ed|configured|"
        r"set\s+up|launched|booted|primed|seeded|spun\s+up|deployed|created|loaded|run|programmed)"
        r"(?:\s+(?:up\s+)?with)?\b", imperative=True),

@@ -217,9 +217,9 @@ _WRAP = re.compile(r"(?<=[^\n]{50})(?<![.!?:;])\n(?![ \t]*(?:[-*+|#>]|\d{1,3}[.)
 table row, heading or quote (text wrapped at 72 or 80 columns, comments, e-mail bodies)."""
 
 
-_QUOTE_LEAD = re.compile(r"^[ \t]{0,3}(?:>[ \t]?){1,8}", re.MULTILINE)
-"""The `>` marks that open each line of a blockquote: without them a quoted sentence wrapped over
-several lines reads as one."""
+_QUOTE_INDENT = re.compile(r"^[ \t]{1,40}", re.MULTILINE)
+"""What stands where a blockquote's `>` marks were (the layout blanks them): without it a quoted
+sentence wrapped over several lines reads as one."""
 
 
 def _sentences(text: str) -> list[str]:
@@ -236,7 +236,7 @@ def document_windows(doc: SourceDocument) -> list[Window]:
                 continue
             text = layout.text[paragraph.start:paragraph.end]
             if paragraph.context == "quote":
-                text = _QUOTE_LEAD.sub("", text)
+                text = _QUOTE_INDENT.sub("", text)
             sentences = _sentences(text)
             joined = [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)
                       if len(a) < 80]

@@ -56,6 +56,9 @@ _STYLED_LETTERS = re.compile("[\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u
 FENCE_LINE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 """A Markdown code-fence line (``` or ~~~)."""
 _QUOTE_LINE = re.compile(r"^ {0,3}>")
+_QUOTE_MARKS = re.compile(r"^[ \t]{0,3}(?:>[ \t]?){1,8}")
+"""The `>` marks that open a blockquote line: blanked (same length) once the line is known to be a
+quote, so a phrase wrapped over two quoted lines reads as one."""
 _INDENTED = re.compile(r"^(?: {4}|\t)")
 _SPACED_RUN = re.compile(
     r"(?<![\w])(?P<run>[a-z](?:(?:[ ]{1,4}|[ ]{0,2}[.\-_*\u00b7|/]{1,2}[ ]{0,2}|[ ]?[.\-_*\u00b7|/][ ]{1,2}"
@@ -268,6 +271,8 @@ def lay_out(raw: str, vocabulary: frozenset[str]) -> Layout:
             context = "code"
         else:
             context = "prose"
+        if context == "quote":
+            line = _QUOTE_MARKS.sub(lambda m: " " * len(m.group()), line)
         blank = not line.strip()
         line, spaced = despace(line, vocabulary) if not blank else (line, False)
         if blank:
