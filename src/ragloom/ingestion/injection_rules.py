@@ -50,7 +50,8 @@ _TRIGGERS = {
         " alles ignora ignorad olvida olvide olvidad omite descarta caso document text page content article context frage anfrage aufgabe question query request"
         " beachte befolge beachten befolgen"
         " missachtet den das die obigen obige vorherigen text inhalt"
-        " pass look overlook leave sidestep step work let forgo waive whatever acht dimentica dimenticate trascura tralascia seguire tenere"
+        " pass look overlook leave sidestep step work let forgo waive whatever acht"
+        " dimentica dimenticate trascura tralascia seguire tenere"
     ),
     "addressed_to_model": (
         " taalmodel taalmodellen linguagem modello assistente virtual virtuale intelligenza jedes jede jeden "
@@ -237,7 +238,8 @@ _MACHINE = (r"(?:systems?|tools?|tooling|software|programs?|pipelines?|services?
 _MACHINE_READER = (
     rf"(?:(?:automated|automatic|reviewing|summari[sz]ing|answering|indexing|screening|scoring|"
     rf"triage|reading|processing|review-scoring|meta-review)(?:\s+(?:or|and|/)\s+\w{{3,20}}ing)?"
-    rf"\s+{_MACHINE}|(?:summary|summari[sz]ation|extraction|answer)\s+{_MACHINE}|(?:any|every|whichever|each)\s+(?:\w{{3,20}}\s+)?{_MACHINE}\s+(?:that\s+|which\s+)?"
+    rf"\s+{_MACHINE}|(?:summary|summari[sz]ation|extraction|answer)\s+{_MACHINE}|"
+    rf"(?:any|every|whichever|each)\s+(?:\w{{3,20}}\s+)?{_MACHINE}\s+(?:that\s+|which\s+)?"
     rf"(?:reads?|reading|indexe?s|indexing|summari[sz]e?s|summari[sz]ing|answers|answering|processe?s|"
     rf"processing|parses|parsing|ingests|ingesting|turn(?:s|ing)|convert(?:s|ing)|compar(?:es|ing)|"
     rf"handl(?:es|ing))\s+(?:this|these|the\s+(?:page|document|text|e-?mail|message|thread|file))\b"
@@ -632,8 +634,8 @@ RULES: tuple[Rule, ...] = (
        r"(?:hier\s+|ab\s+sofort\s+|jetzt\s+)?(?:aufgehoben|ausgesetzt|deaktiviert|nicht\s+mehr)\b"),
     _r("authority_claim", 0.8,
        rf"\b(?:the\s+|your\s+)?{_OWNER_EN}'?s?\s+(?:[\w-]+\s+)?(?:rules|instructions|guidelines|policies|"
-       r"restrictions|limits)\s+(?:(?:no\s+longer|do\s+not|don't)\s+appl(?:y|ies)|(?:are|is)\s+(?:now\s+|hereby\s+)?"
-       r"(?:void|suspended|lifted|cancell?ed|revoked))\b(?!\s+(?:to|for|in|on|at|from)\s+(?!(?:you|this\s+"
+       r"restrictions|limits)\s+(?:(?:no\s+longer|do\s+not|don't)\s+appl(?:y|ies)|(?:are|is)\s+"
+       r"(?:now\s+|hereby\s+)?(?:void|suspended|lifted|cancell?ed|revoked))\b(?!\s+(?:to|for|in|on|at|from)\s+(?!(?:you|this\s+"
        r"(?:conversation|chat|session|answer|reply|response|page))\b))"
        r"|\b(?:operates?|acts?|works?|answers?|runs?)\s+under\s+(?:the|my|our|this)\s+[\w-]{1,30}'s\s+"
        r"(?:policy|policies|rules|instructions|guidelines),?\s+not\s+(?:its|your|their)\s+own\b"),
@@ -1112,7 +1114,8 @@ as a named thing ("SYSTEM OVERRIDE: the holder may cancel one vote", a card of a
 
 DIRECT_LEAD = regex.compile(
     r"(?:^|[.!?:;\n(\[\]\-*>\"|]\s*|,\s*|\b(?:please|kindly|now|just|simply|and|then|so|also|first|"
-    r"instead|immediately|always|puis|ensuite|dann|danach|luego|despues|poi|quindi|you\s+(?:must|should|need\s+to|have\s+to|will|can|are\s+to|shall|"
+    r"instead|immediately|always|puis|ensuite|dann|danach|luego|despues|poi|quindi|"
+    r"you\s+(?:must|should|need\s+to|have\s+to|will|can|are\s+to|shall|"
     r"may)|you'll|(?:want|need|ask|require|order|instruct|command)\s+you\s+to|(?:could|would|can|"
     r"will)\s+you|you\s+could|(?:ask|request)\s+that\s+you|(?:kindly\s+)?ask\s+you\s+to|"
     r"if\s+you\s+could|appreciate\s+it\s+if\s+you|(?:kind|good|nice|helpful|lovely|great|generous)\s+of\s+"

@@ -34,7 +34,8 @@ _INVISIBLE = regex.compile(
 """Every invisible format character (Unicode category Cf: zero-width, bidi, tag characters, word
 joiners, invisible operators, soft hyphen…), variation selectors, the combining grapheme joiner
 and the Hangul fillers: removed before matching."""
-_ZERO_WIDTH = regex.compile("[\u034f\u180e\u200b-\u200d\u2060-\u2064\ufe00-\ufe0f\ufeff\U000e0100-\U000e01ef]")
+_ZERO_WIDTH = regex.compile(
+    "[\u034f\u180e\u200b-\u200d\u2060-\u2064\ufe00-\ufe0f\ufeff\U000e0100-\U000e01ef]")
 """Characters with no width that split a word when they stand between letters (zero-width
 spaces and joiners, word joiner, invisible operators, variation selectors); a soft hyphen is
 left out of the count: hyphenated prose has many."""
