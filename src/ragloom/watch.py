@@ -20,9 +20,10 @@ WAKE_MS = 1000
 
 
 def watch_roots(specs: Sequence[str]) -> list[str]:
-    """The directories to watch for local specs: a directory itself, a file's directory (editors
-    replace files by renaming), a glob's fixed part, the nearest existing parent of a missing
-    path. A URL is a ConfigError: a watcher sees only local files."""
+    """The directories to watch for local specs: a directory itself, a glob's fixed part, the
+    directory of a file or of a file not yet made (editors replace files by renaming). A URL, or a
+    path whose directory does not exist, is a ConfigError: a watcher sees only local files, and
+    watching some distant parent of a mistyped path would watch far too much."""
     roots: dict[str, None] = {}
     for spec in specs:
         described = describe_spec(spec)
@@ -30,10 +31,21 @@ def watch_roots(specs: Sequence[str]) -> list[str]:
             raise ConfigError("--watch follows local files, not web pages", where=spec,
                               hint="ingest URLs in a run without --watch")
         root = spec_root(described)
-        while not os.path.isdir(root):
+        if not os.path.isdir(root):
             root = os.path.dirname(root)
+        if not os.path.isdir(root):
+            raise ConfigError(f"--watch: no such directory {root}", where=spec,
+                              hint="create it first, or check the path")
         roots[root] = None
     return list(roots)
+
+
+def _own_paths(settings: RagSettings) -> list[str]:
+    """What ingesting writes (the data and cache directories): changes there are not the user's."""
+    from ragloom.resources import data_paths
+
+    return [str(data_paths(settings).data_dir),
+            str(settings.resolved_cache_dir().expanduser().resolve())]
 
 
 def watch_ingest(
@@ -46,15 +58,18 @@ def watch_ingest(
     """Ingest sources whole once, then again, fed the changed paths, after every batch of changes
     under them, until `stop` is set (or Ctrl-C). Each run's report goes to `on_report`.
 
-    The watcher starts before the first run, so nothing changed during it is missed.
+    The watcher starts before the first run, so nothing changed during it is missed; it ignores
+    what ingesting itself writes (a data directory inside a watched tree would otherwise start a
+    run after every run).
     """
-    from watchfiles import watch
+    from watchfiles import DefaultFilter, watch
 
     from ragloom.runner import ingest
 
     specs = list(sources)
-    changes = watch(*watch_roots(specs), debounce=DEBOUNCE_MS, rust_timeout=WAKE_MS,
-                    yield_on_timeout=True, stop_event=stop, ignore_permission_denied=True)
+    changes = watch(*watch_roots(specs), watch_filter=DefaultFilter(ignore_paths=_own_paths(settings)),
+                    debounce=DEBOUNCE_MS, rust_timeout=WAKE_MS, yield_on_timeout=True,
+                    stop_event=stop, ignore_permission_denied=True)
     if next(changes, None) is None:  # stopped already; else the watcher runs from here
         return
     on_report(ingest(specs, settings=settings))

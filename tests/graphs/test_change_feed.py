@@ -96,9 +96,37 @@ def test_cli_reads_the_feed_from_stdin(tree: Path, data_dir: Path) -> None:
 
 def test_watch_roots(tree: Path) -> None:
     assert watch_roots([str(tree), str(tree / "a.md"), f"{tree}/**/*.md",
-                        str(tree / "gone" / "x.md")]) == [str(tree)]
+                        str(tree / "not-yet.md")]) == [str(tree)]
     with pytest.raises(ConfigError, match="local files"):
         watch_roots(["https://example.org/page"])
+    with pytest.raises(ConfigError, match="no such directory"):  # not a watch of some far parent
+        watch_roots([str(tree / "gone" / "x.md")])
+
+
+def test_watch_ignores_what_its_own_runs_write(tree: Path) -> None:
+    """A data directory inside the watched tree: the runs' own writes start no run."""
+    import time
+
+    from ragloom.settings import resolve_settings
+
+    reports: list[IngestionReport] = []
+    stop = threading.Event()
+    settings = resolve_settings(collection="feed", data_dir=tree / ".ragloom")
+    worker = threading.Thread(target=watch_ingest, args=([str(tree)],),
+                              kwargs={"settings": settings, "on_report": reports.append,
+                                      "stop": stop})
+    worker.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not reports and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert reports and reports[0].count("ingested") == 3
+        time.sleep(3)  # several debounce and wake periods: each write would have started a run
+        assert len(reports) == 1
+    finally:
+        stop.set()
+        worker.join(timeout=30)
+    assert not worker.is_alive()
 
 
 def test_watch_ingests_what_changes_until_stopped(tree: Path, data_dir: Path) -> None:
