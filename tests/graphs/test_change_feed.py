@@ -181,3 +181,18 @@ def test_a_fed_undecodable_name_fails_alone_and_urls_are_said_to_wait(
     assert changes(fed) == {"a.md": "ingested", "caf\\xff.md": "failed"}
     assert "not valid UTF-8" in next(s for s in fed.sources if s.status == "failed").errors[0]
     assert "not fetched in a change-fed run" in fed.skipped[url]
+
+
+def test_a_fed_path_outside_every_source_is_listed_as_skipped_unread(tree: Path, data_dir: Path,
+                                                                     tmp_path: Path) -> None:
+    """Neither walked nor dropped: an outside directory, and a missing relative path (as `git diff
+    --name-only` prints them from another directory), are each said to be outside the run."""
+    outside = tmp_path / "outside"
+    write(outside / "x.md", "Not part of the docs.")
+    kw = {"collection": "feed", "data_dir": data_dir}
+    ingest([str(tree)], **kw)
+    skipped = ingest([str(tree)], changed=[str(outside), "docs-elsewhere/a.md"], **kw).skipped
+    assert skipped.get(str(outside)) == "not under any source of this run"
+    assert any(k.endswith("docs-elsewhere/a.md") and v == "not under any source of this run"
+               for k, v in skipped.items())
+    assert not any(k.endswith("x.md") for k in skipped)  # the outside directory was not walked

@@ -445,8 +445,13 @@ def _linked_below(root: str, path: str) -> bool:
 
 
 def _add_changed(path: str, found: Expansion, follow_symlinks: bool) -> None:
-    """Add one changed path (a file, or a directory walked) where a spec of the run covers it."""
-    roots = [spec_root(s) for s in found.specs if s.kind in ("directory", "glob")]
+    """Add one changed path (a file, or a directory walked) where a spec of the run covers it;
+    a path no spec covers or lies under is listed as skipped, whether it exists or not."""
+    local = [s for s in found.specs if s.kind != "url"]
+    if not any(_within(path, spec_root(s)) or _within(spec_root(s), path) for s in local):
+        found.skipped[_display(path)] = "not under any source of this run"
+        return
+    roots = [spec_root(s) for s in local if s.kind in ("directory", "glob")]
     root = next((r for r in roots if _within(path, r)), None)
     if root is not None and any(p.startswith(".") for p in path[len(root):].split("/")):
         return  # hidden, as a walk never lists it

@@ -36,11 +36,11 @@ logger = logging.getLogger(__name__)
 SCHEMA_VERSION = 2
 LEGACY_VERSION = 1
 LAST_INGEST_KEY = "last_ingest"
+"""Meta key: when the last ingest into the collection finished (ISO 8601, UTC)."""
 TOTAL_KEY = "total_chunks"
 """Meta key: the running total of chunks over all sources, kept by every write of a source row."""
 CLEAN_KEY = "clean_finish"
 """Meta key: "1" while the last run finished cleanly; a run sets it to "0" before writing."""
-"""Meta key: when the last ingest into the collection finished (ISO 8601, UTC)."""
 _STATS_SQL = "SELECT source_id, identity, size, mtime_ns FROM sources"
 _SQL_BATCH = 500  # ids per `IN (...)` clause, under SQLite's variable limit
 
