@@ -542,8 +542,8 @@ write a comment in Markdown, never rendered."""
 
 
 def _reference_comments(text: str) -> tuple[str, list[str]]:
-    """The text with its Markdown reference comments outside code blanked out, and the comments
-    apart."""
+    """The text with its Markdown reference comments outside code taken out (each leaves its
+    line empty), and the comments apart."""
     if "]:" not in text:
         return text, []
     found = [m for m in itertools.islice(_REFERENCE_COMMENT.finditer(text), MAX_COMMENTS)
