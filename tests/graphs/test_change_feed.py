@@ -196,3 +196,17 @@ def test_a_fed_path_outside_every_source_is_listed_as_skipped_unread(tree: Path,
     assert any(k.endswith("docs-elsewhere/a.md") and v == "not under any source of this run"
                for k, v in skipped.items())
     assert not any(k.endswith("x.md") for k in skipped)  # the outside directory was not walked
+
+
+def test_a_hard_link_fed_through_two_paths_is_ingested_once(tree: Path, data_dir: Path) -> None:
+    """As in a full listing: the second path of one file (device + inode) is skipped as the same
+    file, not ingested again — also when the feed names both paths, or a directory of each."""
+    (tree / "sub" / "link.md").hardlink_to(tree / "a.md")
+    kw = {"collection": "feed", "data_dir": data_dir}
+    full = ingest([str(tree)], **kw)
+    write(tree / "a.md", "Ferries leave at noon now.")  # edits both names of the file
+    fed = ingest([str(tree)], changed=[str(tree / "a.md"), str(tree / "sub")], **kw)
+    assert changes(fed) == {"a.md": "updated"}
+    assert fed.skipped.get(str(tree / "sub" / "link.md")) == f"same file as {tree / 'a.md'}"
+    assert full.skipped.get(str(tree / "sub" / "link.md")) == f"same file as {tree / 'a.md'}"
+    assert_consistent(data_dir, "feed")

@@ -472,10 +472,15 @@ def _add_changed(path: str, found: Expansion, follow_symlinks: bool) -> None:
         listed.add_file(path, stat, path)
     found.skipped.update(listed.skipped)
     found.errors.extend(listed.errors)
+    inode_of = {source_id: key for key, source_id in listed._inodes.items()}
     for source_id, (_sid, _origin, _kind, size, mtime_ns) in listed.found.items():
         spec = next((s for s in found.specs if s.kind != "url" and s.covers(source_id)), None)
         if spec is None:
             found.skipped[_display(source_id)] = "not under any source of this run"
+            continue
+        first = found._inodes.setdefault(inode_of[source_id], source_id)
+        if first != source_id:  # a hard link fed through another path of the same feed
+            found.skipped[source_id] = f"same file as {first}"
         else:
             found.found[source_id] = (source_id, spec.origin, "file", size, mtime_ns)
 
