@@ -285,7 +285,7 @@ def _print_report(report: IngestionReport, *, as_json: bool, verbose: int) -> No
 
 def _watch(sources: list[str], settings: Any, *, as_json: bool, verbose: int) -> None:
     """`ingest --watch`: one report per run (JSON: one object per line) until Ctrl-C."""
-    from ragloom.watch import watch_ingest
+    from ragloom.watch import RETRY_S, watch_ingest
 
     def show(report: IngestionReport) -> None:
         if as_json:
@@ -294,7 +294,12 @@ def _watch(sources: list[str], settings: Any, *, as_json: bool, verbose: int) ->
         _summary(report, list_unchanged=verbose > 0)
         err.print("[dim]watching for changes (Ctrl-C stops)…[/]")
 
-    watch_ingest(sources, settings=settings, on_report=show)
+    def failed(exc: RagloomError) -> None:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        err.print("[dim]still watching: this run is tried again with the next change or in "
+                  f"{RETRY_S:g} s[/]")
+
+    watch_ingest(sources, settings=settings, on_report=show, on_error=failed)
 
 
 

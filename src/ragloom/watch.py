@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 
-from ragloom.errors import ConfigError
+from ragloom.errors import ConfigError, RagloomError
 from ragloom.ingestion.loaders import describe_spec, spec_root
 from ragloom.settings import RagSettings
 from ragloom.state import IngestionReport
@@ -17,6 +18,8 @@ DEBOUNCE_MS = 500
 """Changes are gathered until none has come for this long, then ingested in one run."""
 WAKE_MS = 1000
 """How often the watcher wakes without changes to notice `stop`."""
+RETRY_S = 10.0
+"""A run that failed is tried again this long after, or with the next batch of changes."""
 
 
 def watch_roots(specs: Sequence[str]) -> list[str]:
@@ -53,6 +56,7 @@ def watch_ingest(
     *,
     settings: RagSettings,
     on_report: Callable[[IngestionReport], None],
+    on_error: Callable[[RagloomError], None] | None = None,
     stop: threading.Event | None = None,
 ) -> None:
     """Ingest sources whole once, then again, fed the changed paths, after every batch of changes
@@ -60,7 +64,10 @@ def watch_ingest(
 
     The watcher starts before the first run, so nothing changed during it is missed; it ignores
     what ingesting itself writes (a data directory inside a watched tree would otherwise start a
-    run after every run).
+    run after every run). With `on_error`, a run that fails with a ragloom error other than a
+    ConfigError (another ingest holding the collection, a store error) goes there and the watch
+    goes on: what that run owed (its paths, or the whole first run) is tried again after
+    `RETRY_S` or with the next batch. A ConfigError, or any error without `on_error`, ends it.
     """
     from watchfiles import DefaultFilter, watch
 
@@ -70,10 +77,29 @@ def watch_ingest(
     changes = watch(*watch_roots(specs), watch_filter=DefaultFilter(ignore_paths=_own_paths(settings)),
                     debounce=DEBOUNCE_MS, rust_timeout=WAKE_MS, yield_on_timeout=True,
                     stop_event=stop, ignore_permission_denied=True)
+
+    def attempt(changed: list[str] | None) -> bool:
+        try:
+            report = ingest(specs, changed=changed, settings=settings)
+        except RagloomError as exc:
+            if on_error is None or isinstance(exc, ConfigError):
+                raise
+            on_error(exc)
+            return False
+        on_report(report)
+        return True
+
     if next(changes, None) is None:  # stopped already; else the watcher runs from here
         return
-    on_report(ingest(specs, settings=settings))
+    owed: set[str] | None = set() if attempt(None) else None  # None: the whole run is owed
+    failed_at = time.monotonic()
     for batch in changes:
-        if batch:
-            changed = sorted({path for _change, path in batch})
-            on_report(ingest(specs, changed=changed, settings=settings))
+        if owed is not None:
+            owed.update(path for _change, path in batch)
+        due = (owed is None or bool(owed)) and time.monotonic() - failed_at >= RETRY_S
+        if not batch and not due:
+            continue
+        if attempt(None if owed is None else sorted(owed)):
+            owed = set()
+        else:
+            failed_at = time.monotonic()

@@ -210,3 +210,54 @@ def test_a_hard_link_fed_through_two_paths_is_ingested_once(tree: Path, data_dir
     assert fed.skipped.get(str(tree / "sub" / "link.md")) == f"same file as {tree / 'a.md'}"
     assert full.skipped.get(str(tree / "sub" / "link.md")) == f"same file as {tree / 'a.md'}"
     assert_consistent(data_dir, "feed")
+
+
+def test_watch_survives_a_failed_run_and_retries_what_it_owed(
+        tree: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that fails (here: another ingest holds the collection, once) goes to on_error; the
+    watch goes on and, with no further change, feeds that run's paths again after RETRY_S."""
+    import ragloom.runner
+    import ragloom.watch
+    from ragloom.errors import StoreError
+    from ragloom.settings import resolve_settings
+
+    real = ragloom.runner.ingest
+    calls: list[list[str] | None] = []
+
+    def held_once(specs: list[str], **kwargs: object) -> IngestionReport:
+        calls.append(kwargs.get("changed"))  # type: ignore[arg-type]
+        if len(calls) == 2:
+            raise StoreError("another ingest holds this collection", where="lock")
+        return real(specs, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ragloom.runner, "ingest", held_once)
+    monkeypatch.setattr(ragloom.watch, "RETRY_S", 0.5)
+    reports: list[IngestionReport] = []
+    errors: list[str] = []
+    arrived = threading.Condition()
+    stop = threading.Event()
+
+    def on_report(report: IngestionReport) -> None:
+        with arrived:
+            reports.append(report)
+            arrived.notify_all()
+
+    settings = resolve_settings(collection="feed", data_dir=data_dir)
+    worker = threading.Thread(target=watch_ingest, args=([str(tree)],), kwargs={
+        "settings": settings, "on_report": on_report, "stop": stop,
+        "on_error": lambda exc: errors.append(str(exc))})
+    worker.start()
+    try:
+        with arrived:
+            assert arrived.wait_for(lambda: len(reports) == 1, timeout=60)
+        write(tree / "b.md", "Tickets are sold at the kiosk.")
+        with arrived:
+            assert arrived.wait_for(lambda: any(changes(r) for r in reports[1:]), timeout=60)
+        assert [changes(r) for r in reports[1:] if changes(r)][0] == {"b.md": "updated"}
+        assert len(errors) == 1 and "another ingest holds" in errors[0]
+        assert calls[1] == calls[2] and str(tree / "b.md") in (calls[2] or [])
+    finally:
+        stop.set()
+        worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert_consistent(data_dir, "feed")
