@@ -273,6 +273,8 @@ def ingest(
                             progress=lambda done, total: bar.update(task, completed=done,
                                                                     total=total))
     _print_report(report, as_json=as_json, verbose=verbose)
+    if changed == [] and not as_json:
+        err.print("[dim]the change feed named no paths: nothing was looked at[/]")
     raise typer.Exit(1 if report.failed else 0)
 
 

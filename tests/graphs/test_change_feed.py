@@ -92,6 +92,8 @@ def test_cli_reads_the_feed_from_stdin(tree: Path, data_dir: Path) -> None:
     result = CliRunner().invoke(app, [*argv, "--changed-from", "-"], input=f"{tree / 'b.md'}\n")
     assert result.exit_code == 0, result.output
     assert [s["status"] for s in json.loads(result.stdout)["sources"]] == ["updated"]
+    empty = CliRunner().invoke(app, argv[:-1] + ["--changed-from", "-"], input="\n")
+    assert empty.exit_code == 0 and "the change feed named no paths" in empty.stderr
 
 
 def test_watch_roots(tree: Path) -> None:
