@@ -157,6 +157,7 @@ _TRIGGERS = {
         " pay transfer wire send without do accept"
         " disable turn deactivate skip bypass push click press tap select"
         " uberweise zahle ask"
+        " publish registry extra index continue error merge automerge"
     ),
     "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
     "model_command": (
@@ -1101,10 +1102,11 @@ RULES: tuple[Rule, ...] = (
        r"internal|initial|original|start-?up|setup|set-up|boot|launch|pre-?loaded|behind-the-scenes)\s+"
        r"(?:setup|set-up|configuration|config|brief(?:ing)?|persona|directions|preamble)(?:\s+(?:text|"
        r"message|prompt|instructions))?|(?:instructions?|directions|rules|text|messages?|prompt)\s+"
-       r"(?:(?:that|which)\s+)?(?:it|you|the\s+(?:assistant|model|bot|agent))\s+(?:received|was\s+given|"
+       r"(?:(?:that|which)\s+)?(?:it|you|the\s+(?:assistant|model|bot|agent))\s+(?:(?:received|was\s+given|"
        r"were\s+given|got|has\s+been\s+given|have\s+been\s+given)\s+(?:at\s+the\s+(?:start|beginning|"
        r"outset)|before|at\s+(?:start-?up|launch)|when\s+(?:it|you)\s+(?:was|were)\s+(?:started|set\s+up|"
-       r"launched)))\b", imperative=True),
+       r"launched))|(?:was|were|has\s+been|have\s+been)\s+(?:started|initiali[sz]ed|configured|set\s+up|"
+       r"launched|primed|loaded|booted)\s+(?:up\s+)?with))\b", imperative=True),
     _r("prompt_leak", 0.6,
        r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|list|echo|include|paste|"
        r"quote|copy)\b[^.!?]{0,80}?\b(?:environment\s+variables|env\s+vars|(?:earlier|previous|prior|"
@@ -1157,6 +1159,13 @@ RULES: tuple[Rule, ...] = (
        r"^[ \t>*#\[_-]{0,8}(?:[\w-]{1,20}\s+){0,3}?(?:(?:administrative|precedence|governance|kernel|operator|"
        r"runtime|model|assistant|ai|llm)\s+(?:notice|directive|bulletin|override|layer)|system\s+(?:directive|"
        r"override))\b[^\n]{0,60}$"),
+    _r("addressed_to_model", 0.35,
+       r"(?:^[ \t>*#\-]{0,8}|(?<=[.!?]\s))(?:the\s+|all\s+|any\s+)?(?:coding\s+agents?|ai\s+(?:coding\s+)?agents?|"
+       r"automated\s+contributors?|llms?|(?:large\s+)?language\s+models?|ai\s+assistants?|(?:pr|ci)\s+bots?)\b"
+       r"[^.\n]{0,100}?\b(?:must|shall|are\s+to|need\s+to|are\s+required\s+to)\b"),
+    _r("agent_action", 0.4,
+       r"\bnpm\s+publish\b|--registry[ =]https?://|--extra-index-url\b|\bcontinue-on-error:\s*true\b|"
+       r"\brequest\s+auto-?merge\b|\bauto-?merge\s+(?:it|the\s+(?:pr|pull\s+request))\b"),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"

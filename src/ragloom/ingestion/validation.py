@@ -153,12 +153,13 @@ _DESCRIBED_SLOT = re.compile(
     r"(?: [A-Za-z'\u2019.,]{1,30}){2,12})\s?(?:\}\}?|>|\])")
 """A link whose query slot describes in words what to put there (`?acct={{the user's email}}`):
 a template variable is one name (`{{ user.email }}`); a sentence is left for a reader to fill."""
-_SLOT_WORD = r"(?:placeholder|slot|parameter|token|variable|value)s?"
-_FROM_CHAT = (r"\s+(?:with|by|for)\s+[^.\n]{0,60}?\b(?:user|users|conversation|session|chat|history|"
+_SLOT_WORD = r"(?:placeholder|slot|parameter|token|variable|value|brace|bracket|blank|field|gap)s?"
+_FROM_CHAT = (r"\s+(?:with|by|for|from)\s+[^.\n]{0,60}?\b(?:user|users|conversation|session|chat|history|"
               r"messages?|context|prompt|told\s+you)\b")
 _FILL_FROM_CHAT = re.compile(
     rf"\b{_SLOT_WORD}\s+(?:\w+\s+){{0,2}}?(?:replaced|filled(?:\s+in)?|substituted|swapped){_FROM_CHAT}"
-    rf"|\b(?:replace|fill(?:\s+in)?|substitute|swap)\s+(?:the\s+|this\s+|that\s+|each\s+)?{_SLOT_WORD}"
+    rf"|\b(?:replac(?:e|ing)|fill(?:ing)?(?:\s+in)?|substitut(?:e|ing)|swap(?:ping)?)\s+(?:the\s+|this\s+|"
+    rf"that\s+|each\s+|all\s+)?{_SLOT_WORD}"
     rf"{_FROM_CHAT}"
     rf"|\b(?:put|place|insert|paste|add|copy|write|append|include|encode)\b(?:[^.]|\.(?=\w)){{0,160}}?\b"
     rf"(?:conversation|chat|session|history|told\s+you|messages?|context)\b(?:[^.]|\.(?=\w)){{0,80}}?\b(?:in|into|as)\s+(?:the\s+|this\s+|"
@@ -468,16 +469,19 @@ def _not_staff(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> list[Hit]:
 
 def _heading_addresses(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> dict[
         tuple[str, int, int], int]:
-    """The paragraphs after a short one that names a model ("## Update for the AP copilot"),
-    with the offset where each starts: a heading's address carries to the section under it."""
+    """The paragraphs after a short one that names a model ("## Update for the AP copilot"), or
+    after one that names a model and ends in a colon ("… any LLM with write access must run this
+    checklist:"), with the offset where each starts: the address carries to what it introduces."""
     carried = {}
     for hit in hits:
         if hit.rule.signal != "addressed_to_model":
             continue
         channel, index, number = hit.key
-        paragraphs = layouts[index][1].paragraphs
-        if number + 1 < len(paragraphs) and (
-                paragraphs[number].end - paragraphs[number].start <= HEADING_CHARS):
+        layout = layouts[index][1]
+        paragraphs = layout.paragraphs
+        here = paragraphs[number]
+        if number + 1 < len(paragraphs) and (here.end - here.start <= HEADING_CHARS or (
+                layout.text[here.start:here.end].rstrip(" *_").endswith(":"))):
             carried[(channel, index, number + 1)] = paragraphs[number + 1].start
     return carried
 
@@ -666,7 +670,8 @@ def staged_turns(layouts: list[tuple[str, Layout]]) -> tuple[set[str], bool]:
     user's heading and an assistant's; both `Human:` and `Assistant:`). True with the roles when
     the prompt format's own tokens stage two roles or more: that is quarantined, the rest flagged.
     The tokens staging two roles inside a code block (a "log" pasted in an issue) are flagged too:
-    a text that is not about prompt formats has no reason to show them."""
+    a text that is not about prompt formats has no reason to show them; in hidden text (comments,
+    markup, a JSON-LD string) quotation marks do not make them a quotation: nobody reads it."""
     roles: set[str] = set()
     fenced: set[str] = set()
     headings: set[str] = set()
@@ -683,8 +688,8 @@ def staged_turns(layouts: list[tuple[str, Layout]]) -> tuple[set[str], bool]:
                            if not (m.group("heading") or m.group("label"))
                            for r in m.groups() if r}
             found = [m for m in _TURN_OPENER.finditer(chunk) if paragraph.context == "prose"
-                     and not layout.quoted(max(0, paragraph.start + m.start() - 1),
-                                           paragraph.start + m.start())]
+                     and (channel == "hidden" or not layout.quoted(
+                         max(0, paragraph.start + m.start() - 1), paragraph.start + m.start()))]
             for m in found:
                 role = _ROLE.get(next(g for g in m.groups() if g), next(g for g in m.groups() if g))
                 (headings if m.group("heading") else labels if m.group("label") else roles).add(role)
@@ -701,7 +706,8 @@ def staged_turns(layouts: list[tuple[str, Layout]]) -> tuple[set[str], bool]:
 def placeholder_links(texts: list[str]) -> list[str]:
     """The capitalised slots of link queries (`](https://…?k=TOKEN)`) that the same text names
     again outside the link or asks to fill from the chat, and slots described in words outside
-    code: a link left for a reader to complete, with data from elsewhere."""
+    code (inside code when the text asks to fill them from the chat): a link left for a reader to
+    complete, with data from elsewhere."""
     slots = []
     for text in texts:
         for count, match in enumerate(_PLACEHOLDER_LINK.finditer(text)):
@@ -715,7 +721,8 @@ def placeholder_links(texts: list[str]) -> list[str]:
             if count >= MAX_HITS_PER_RULE:
                 break
             slot = match.group("slot")
-            if not _in_code(text, match.start()) and slot not in slots:
+            if slot not in slots and (not _in_code(text, match.start()) or _FILL_FROM_CHAT.search(
+                    text, max(0, match.start() - FILL_REACH), match.end() + FILL_REACH)):
                 slots.append(slot)
     return slots
 
