@@ -140,6 +140,7 @@ _TRIGGERS = {
         " give show list send print output customer user client in from echo paste tool"
         " directions setup configuration started initialized initialised configured launched"
         " wording contents config startup respond answer append add contains containing characters"
+        " tell reproduce environment variables turns"
     ),
     "exfiltration": (
         "send forward post upload transmit exfiltrate leak email mail copy submit replace "
@@ -186,7 +187,7 @@ _TRIGGERS = {
 }
 _MARKS = {
     "system_prompt_marker": ("<|", "<<", "_of_turn>", "</", "[", "\"role\""),
-    "exfiltration": ("](",),
+    "exfiltration": ("](", "<img"),
     "addressed_to_model": ("<!--",),
 }
 
@@ -1166,6 +1167,18 @@ RULES: tuple[Rule, ...] = (
     _r("agent_action", 0.4,
        r"\bnpm\s+publish\b|--registry[ =]https?://|--extra-index-url\b|\bcontinue-on-error:\s*true\b|"
        r"\brequest\s+auto-?merge\b|\bauto-?merge\s+(?:it|the\s+(?:pr|pull\s+request))\b"),
+    _r("prompt_leak", 1.0,
+       r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|type\s+out|"
+       r"copy|paste|quote|list|give|return|echo|include|reproduce|tell\s+(?:me|us))\b[^.!?]{0,80}?\b(?:"
+       r"(?:text|words|everything|instructions|messages?|content)\s+(?:that\s+)?(?:came|comes|come|appears?|"
+       r"stood|was\s+written|is\s+written)\s+before\s+(?:the\s+user'?s\s+first\s+message|this\s+"
+       r"(?:conversation|chat|session)|the\s+(?:first\s+)?user\s+(?:turn|message)|my\s+first\s+message)|"
+       r"(?:rules|instructions|guidelines|constraints|directions)\s+(?:that\s+)?you\s+(?:operate|work|run|"
+       r"function)\s+under|what\s+you\s+were\s+(?:told|given|instructed)\s+before\s+(?:this|the)\s+"
+       r"(?:conversation|chat|session))\b", imperative=True),
+    _r("exfiltration", 1.0,
+       rf"<img\s[^>]{{0,200}}?\bsrc\s*=\s*[\"']?(?:https?:)?//[^\s\"'>]{{0,300}}?[?&][\w.-]{{1,40}}="
+       rf"[^\s\"'>&]{{0,80}}?(?:\{{|\$\{{|%7b|<|&lt;|\[)[^\s\"'>]{{0,40}}?{_SENSITIVE}"),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"
