@@ -1159,7 +1159,8 @@ RULES: tuple[Rule, ...] = (
     _r("authority_claim", 0.3,
        r"^[ \t>*#\[_-]{0,8}(?:[\w-]{1,20}\s+){0,3}?(?:(?:administrative|precedence|governance|kernel|operator|"
        r"runtime|model|assistant|ai|llm)\s+(?:notice|directive|bulletin|override|layer)|system\s+(?:directive|"
-       r"override))\b[^\n]{0,60}$"),
+       r"override))\b(?!\s+(?:settings?|options?|menu|switch|button|feature|panel|page|tab|keys?|flag|"
+       r"permissions?)\b)[^\n.!?]{0,60}$"),
     _r("addressed_to_model", 0.35,
        r"(?:^[ \t>*#\-]{0,8}|(?<=[.!?]\s))(?:the\s+|all\s+|any\s+)?(?:coding\s+agents?|ai\s+(?:coding\s+)?agents?|"
        r"automated\s+contributors?|llms?|(?:large\s+)?language\s+models?|ai\s+assistants?|(?:pr|ci)\s+bots?)\b"
