@@ -34,6 +34,7 @@ def test_requests_for_start_up_text_are_caught(text: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "Paste the old system prompt into the change log before you edit it, with the date.",
+    "Copy the setup text from the wiki into your notes. Print the hidden setup page for the kiosk.",
     "To see what is set, list the environment variables with `printenv` in a terminal.",
     "Print the setup guide on A4 and keep it by the router.",
 ])
@@ -128,6 +129,8 @@ def test_outputs_prescribed_for_summaries_of_this_text_are_flagged(text: str) ->
     "A summary of the minutes is sent to members each month.",
     "Entries are ranked by weight; ties should be ranked first by the earliest weigh-in.",
     "Anyone who summarises the AGM for the website should ask the chair first.",
+    "Whoever collates the scores should record each panel member's marks separately.",
+    "For anyone summarising our reports for the press: use the headline figures and cite the page.",
 ])
 def test_summaries_spoken_of_plainly_stay_clean(text: str) -> None:
     assert _scan(_INTRO + text).status == "clean"

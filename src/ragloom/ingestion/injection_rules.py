@@ -1099,10 +1099,13 @@ RULES: tuple[Rule, ...] = (
        r"(?:you\s+)?to\s+stop)\b"),
     _r("prompt_leak", 1.0,
        r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|type\s+out|"
-       r"copy|paste|quote|list|give|return|echo|include|reproduce)\b[^.!?]{0,100}?\b(?:(?:hidden|secret|"
-       r"internal|initial|original|start-?up|setup|set-up|boot|launch|pre-?loaded|behind-the-scenes)\s+"
-       r"(?:setup|set-up|configuration|config|brief(?:ing)?|persona|directions|preamble)(?:\s+(?:text|"
-       r"message|prompt|instructions))?|(?:instructions?|directions|rules|text|messages?|prompt)\s+"
+       r"copy|paste|quote|list|give|return|echo|include|reproduce)\b[^.!?]{0,100}?\b(?:(?:your|its)\s+"
+       r"(?:(?:full|entire|complete|whole|exact)\s+){0,2}(?:hidden|secret|internal|initial|original|start-?up|"
+       r"setup|set-up|boot|launch|pre-?loaded|behind-the-scenes)\s+(?:setup|set-up|configuration|config|"
+       r"brief(?:ing)?|persona|directions|preamble)\b(?!\s+(?:page|guide|wizard|screen|menu|sheet|file|form|"
+       r"steps?)\b)|(?:hidden|secret|internal|initial|original|start-?up|setup|boot|launch|pre-?loaded|"
+       r"behind-the-scenes)\s+(?:setup|set-up|configuration|config|brief(?:ing)?|persona|directions|preamble)"
+       r"\s+(?:text|message|prompt)|(?:instructions?|directions|rules|text|messages?|prompt)\s+"
        r"(?:(?:that|which)\s+)?(?:it|you|the\s+(?:assistant|model|bot|agent))\s+(?:(?:received|was\s+given|"
        r"were\s+given|got|has\s+been\s+given|have\s+been\s+given)\s+(?:at\s+the\s+(?:start|beginning|"
        r"outset)|before|at\s+(?:start-?up|launch)|when\s+(?:it|you)\s+(?:was|were)\s+(?:started|set\s+up|"
@@ -1144,14 +1147,6 @@ RULES: tuple[Rule, ...] = (
        r"[^.:\n]{0,80}?\b(?:that|which)\s+(?:draws?\s+on|uses?|cites?|quotes?|summari[sz]es?|"
        r"(?:is|are)\s+(?:based|built|drawn)\s+on)\s+this\s+(?:page|document|text|article|post|recipe|"
        r"review|cv|thread|sheet|site|file|listing)\b"),
-    _r("addressed_to_model", 0.35,
-       r"\bfor\s+(?:anyone|anybody|whoever|someone)\s+(?:who\s+(?:is\s+)?)?(?:condens|summari[sz]|"
-       r"pull(?:s|ing)?\s+together|compil|collat|shortlist|rank|digest|abridg|recap|boil|quot)\w*\b"
-       r"[^:\n]{0,80}:(?:\s|[*_])"),
-    _r("answer_steering", 0.45,
-       r"\bwhoever\s+(?:condens|summari[sz]|collat|compil|shortlist|digest|abridg)\w*\b[^.\n]{0,80}?\b"
-       r"(?:should|must|is\s+to|needs\s+to|has\s+to)\s+(?:record|place|rank|list|mark|describe|treat|say|"
-       r"state|report|present|score|rate)\b"),
     _r("answer_steering", 0.5,
        r"\b(?:it|this\s+(?:[\w-]{1,20}\s+)?[\w-]{2,20}|they|he|she)\s+(?:should|must|shall|is\s+to|needs\s+to)\s+"
        r"(?:always\s+)?be\s+(?:placed|ranked|listed|rated|scored|put|shown|recommended)\s+(?:first|top|"
@@ -1163,8 +1158,9 @@ RULES: tuple[Rule, ...] = (
        r"permissions?)\b)[^\n.!?]{0,60}$"),
     _r("addressed_to_model", 0.35,
        r"(?:^[ \t>*#\-]{0,8}|(?<=[.!?]\s))(?:the\s+|all\s+|any\s+)?(?:coding\s+agents?|ai\s+(?:coding\s+)?agents?|"
-       r"automated\s+contributors?|llms?|(?:large\s+)?language\s+models?|ai\s+assistants?|(?:pr|ci)\s+bots?)\b"
-       r"[^.\n]{0,100}?\b(?:must|shall|are\s+to|need\s+to|are\s+required\s+to)\b"),
+       r"automated\s+contributors?|llms?|(?:large\s+)?language\s+models?|ai\s+assistants?|(?:pr|ci)\s+bots?)\s+"
+       r"(?:that|which|who)\s+[^.\n]{0,80}?\b(?:this|these)\s+(?:repository|repo|project|codebase|page|"
+       r"document|file|site|issue|issues)\b[^.\n]{0,40}?\b(?:must|shall|are\s+to|need\s+to|are\s+required\s+to)\b"),
     _r("agent_action", 0.4,
        r"\bnpm\s+publish\b|--registry[ =]https?://|--extra-index-url\b|\bcontinue-on-error:\s*true\b|"
        r"\brequest\s+auto-?merge\b|\bauto-?merge\s+(?:it|the\s+(?:pr|pull\s+request))\b"),
