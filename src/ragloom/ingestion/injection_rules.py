@@ -30,6 +30,9 @@ class Rule:
     marks: tuple[str, ...] = ()
     needs_address: bool = False
     """Counts only right after a model reader was named (`addressed_to_model`), see the scan."""
+    unnamed: bool = False
+    """Addresses "you" without naming a model ("if someone asks you"): in a text that names its
+    human readers first ("For volunteers at the desk"), it speaks to them."""
 
     def may_match(self, words: set[str], text: str, start: int, end: int) -> bool:
         """False when none of the rule's trigger words, nor a mark in text[start:end], occurs."""
@@ -125,6 +128,7 @@ _TRIGGERS = {
         " cancel revokes revoke everything anything whatever configured"
         " operator operators developer developers owner owners operates operate acts works answers runs under"
         " tes vos les deine ihre eure takes take has precedence priority passe hat vorrang"
+        " notice notices bulletin directive message precedence governance revoked voided nullified"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
@@ -136,6 +140,7 @@ _TRIGGERS = {
         " give show list send print output customer user client in from echo paste tool"
         " directions setup configuration started initialized initialised configured launched"
         " wording contents config startup respond answer append add contains containing characters"
+        " tell reproduce environment variables turns"
     ),
     "exfiltration": (
         "send forward post upload transmit exfiltrate leak email mail copy submit replace "
@@ -153,6 +158,7 @@ _TRIGGERS = {
         " pay transfer wire send without do accept"
         " disable turn deactivate skip bypass push click press tap select"
         " uberweise zahle ask"
+        " publish registry extra index continue error merge automerge"
     ),
     "encoded_instruction": "decode decrypt base64 unscramble decoder decodez dekodiere",
     "model_command": (
@@ -181,15 +187,15 @@ _TRIGGERS = {
 }
 _MARKS = {
     "system_prompt_marker": ("<|", "<<", "_of_turn>", "</", "[", "\"role\""),
-    "exfiltration": ("](",),
+    "exfiltration": ("](", "<img"),
     "addressed_to_model": ("<!--",),
 }
 
 
 def _r(signal: str, weight: float, pattern: str, *, imperative: bool = False,
-       needs_address: bool = False) -> Rule:
+       needs_address: bool = False, unnamed: bool = False) -> Rule:
     return Rule(signal, weight, regex.compile(pattern, regex.MULTILINE), imperative,
-                frozenset(_TRIGGERS[signal].split()), _MARKS.get(signal, ()), needs_address)
+                frozenset(_TRIGGERS[signal].split()), _MARKS.get(signal, ()), needs_address, unnamed)
 
 
 # --- shared vocabulary ------------------------------------------------------------------------
@@ -549,7 +555,7 @@ RULES: tuple[Rule, ...] = (
     _r("role_play", 0.6,
        r"\b(?:do\s+anything\s+now|broken\s+free\s+of|no\s+longer\s+(?:have\s+to\s+)?(?:abide|follow|"
        r"bound)|(?:does|do)\s+not\s+have\s+to\s+(?:abide|follow|obey)|never\s+(?:refuses?|declines?)|"
-       r"(?:will|must|should)\s+(?:never|not)\s+refuse|stay\s+in\s+character|immerse\s+yourself|"
+       r"(?:will|must|should)\s+(?:never|not)\s+refuse|immerse\s+yourself|"
        r"(?:an?\s+)?(?:ai|assistant|model|bot)\s+(?:with\s+no|without\s+(?:any\s+)?)(?:rules|"
        r"restrictions|filters?|limits|limitations|ethics|censorship))\b"),
     _r("role_play", 0.7,
@@ -593,7 +599,7 @@ RULES: tuple[Rule, ...] = (
     _r("system_prompt_marker", 0.3, r"^(?:human|user)\s*:[^\n]{0,300}\n(?:assistant|ai|bot)\s*:"),
     # -- claims of authority -----------------------------------------------------------------
     _r("authority_claim", 0.7,
-       r"\bsystem\s+override\b(?!\s+(?:settings?|options?|menu|switch|button|feature|panel|page|tab|"
+       r"(?<!\b(?:an?|one|each|every|no|any|two|three|this|that|your|my|their)\s)\bsystem\s+override\b(?!\s+(?:settings?|options?|menu|switch|button|feature|panel|page|tab|"
        r"keys?|flag|permissions?))|\b(?:admin(?:istrator)?|developer|operator|root|security)\s+"
        r"(?:override|directive|command)s?\s*[:\]\-]|\bpriority\s+(?:instructions?|directives?)\b"),
     _r("authority_claim", 0.3,
@@ -765,10 +771,11 @@ RULES: tuple[Rule, ...] = (
        r"are\s+required\s+to|is\s+instructed\s+to|are\s+instructed\s+to)\b"),
     _r("addressed_to_model", 0.35,
        r"\b(?:when|if|whenever|should)\s+(?:anyone|someone|somebody|a\s+user|the\s+user|users|"
-       r"a\s+customer|people|a\s+visitor|the\s+reader)\s+asks?\s+you\b"),
+       r"a\s+customer|people|a\s+visitor|the\s+reader)\s+asks?\s+you\b", unnamed=True),
     _r("addressed_to_model", 0.35,
-       rf"\b(?:note|message|instructions?|update|alert|notice|warning|information|hint|guidance|"
-       rf"p\.?\s?s\.?)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?{AI_READER}\b"),
+       rf"(?:\b|(?<=_))(?:note|message|instructions?|update|alert|notice|warning|information|hint|guidance|"
+       rf"aside|reminder|request|favou?r|p\.?\s?s\.?)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|an?\s+)?"
+       rf"(?:(?!(?:and|or|of|team|teams)\b)[\w-]{{2,20}}\s+)?{AI_READER}\b(?!\s+(?:team|teams|group|lab|vendors?)\b)"),
     _r("addressed_to_model", 0.35,
        r"\b(?:nota|mensaje|aviso|instrucciones?)\s+(?:para|a)\s+(?:el\s+|la\s+|los\s+|las\s+|"
        r"cualquier\s+)?(?:asistente|ia|modelo|agente|inteligencia\s+artificial)\b|"
@@ -1019,7 +1026,8 @@ RULES: tuple[Rule, ...] = (
     _r("prompt_leak", 0.6,
        r"\b(?:give|show|list|send|print|output)\s+(?:me\s+)?(?:\S+\s+){0,4}?(?:customer|user|client)\s+"
        r"(?:e-?mails|data|records|list|addresses)\b|\b(?:in|from)\s+your\s+(?:database|memory)\b|"
-       r"\b(?:echo|paste|print)\s+(?:back\s+)?(?:\S+\s+){0,2}?(?:initial|hidden|system)\s+"
+       r"\b(?:echo|paste|print)\s+(?:back\s+)?(?:(?!(?:old|new|draft|current|updated|revised|previous|last|latest|"
+       r"example|sample|test)\b)\S+\s+){0,2}?(?:initial|hidden|system)\s+"
        r"(?:prompt|instructions)\b|\btool\s+schemas?\b", imperative=True),
     _r("agent_action", 0.4,
        r"\buberweise\b|\bzahle\b[^.\n]{0,40}\bkonto\b|\bask\s+for\s+your\s+(?:home\s+address|"
@@ -1082,6 +1090,92 @@ RULES: tuple[Rule, ...] = (
        r"\buse_template_for_every_reply\b"),
     _r("secrecy", 0.45, r"\bdo\s+not\s+mention\s+the\s+(?:calendar|table|list|policy|rules?|text|page)"
        r"\s+above\b", imperative=True),
+    # -- round seven: start-up text, banners of a new mode, outputs prescribed for this text --
+    _r("role_play", 0.55, r"\bstay\s+in\s+character\b", needs_address=True),
+    _r("role_play", 0.6,
+       r"\bstay\s+in\s+character\s+(?:for\s+the\s+rest\s+of\s+(?:the|this|our)\s+(?:conversation|chat|"
+       r"session|thread|exchange)|as\s+(?!(?:much|long|far|well|soon|best|possible|you|they)\b)[a-z]{2,}|"
+       r"(?:even\s+if|even\s+when|whatever|no\s+matter)\b[^.\n]{0,60}?\b(?:asks?|tells?|requests?)\s+"
+       r"(?:you\s+)?to\s+stop)\b"),
+    _r("prompt_leak", 1.0,
+       r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|type\s+out|"
+       r"copy|paste|quote|list|give|return|echo|include|reproduce)\b[^.!?]{0,100}?\b(?:(?:your|its)\s+"
+       r"(?:(?:full|entire|complete|whole|exact)\s+){0,2}(?:hidden|secret|internal|initial|original|start-?up|"
+       r"setup|set-up|boot|launch|pre-?loaded|behind-the-scenes)\s+(?:setup|set-up|configuration|config|"
+       r"brief(?:ing)?|persona|directions|preamble)\b(?!\s+(?:page|guide|wizard|screen|menu|sheet|file|form|"
+       r"steps?)\b)|(?:hidden|secret|internal|initial|original|start-?up|setup|boot|launch|pre-?loaded|"
+       r"behind-the-scenes)\s+(?:setup|set-up|configuration|config|brief(?:ing)?|persona|directions|preamble)"
+       r"\s+(?:text|message|prompt)|(?:instructions?|directions|rules|text|messages?|prompt)\s+"
+       r"(?:(?:that|which)\s+)?(?:it|you|the\s+(?:assistant|model|bot|agent))\s+(?:(?:received|was\s+given|"
+       r"were\s+given|got|has\s+been\s+given|have\s+been\s+given)\s+(?:at\s+the\s+(?:start|beginning|"
+       r"outset)|before|at\s+(?:start-?up|launch)|when\s+(?:it|you)\s+(?:was|were)\s+(?:started|set\s+up|"
+       r"launched))|(?:was|were|has\s+been|have\s+been)\s+(?:started|initiali[sz]ed|configured|set\s+up|"
+       r"launched|primed|loaded|booted)\s+(?:up\s+)?with))\b", imperative=True),
+    _r("prompt_leak", 0.6,
+       r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|list|echo|include|paste|"
+       r"quote|copy)\b[^.!?]{0,80}?\b(?:environment\s+variables|env\s+vars|(?:earlier|previous|prior|"
+       r"other)\s+(?:turns|exchanges)|(?:names|titles)\s+of\s+(?:every|each|all|any)\s+(?:other\s+)?"
+       r"documents?\s+in\s+(?:its|your|the)\s+context|(?:keys|urls|tokens|secrets)\s+in\s+(?:its|your)\s+"
+       r"(?:configuration|config|setup|context))\b", imperative=True, needs_address=True),
+    _r("authority_claim", 1.0,
+       rf"\b(?:replaces?|supersedes?|overrides?|voids?|cancels?|revokes?)\s+(?:every|all|any|each)\s+"
+       rf"(?:[\w-]+,?\s+){{0,6}}?(?:configured|set\s+up|given|loaded|defined|programmed)\s+(?:for|to|into)\s+"
+       rf"(?:you|(?:the|this|any|every)\s+(?:[\w-]+\s+){{0,2}}?{AI_READER})\b"),
+    _r("authority_claim", 0.7,
+       r"(?:^|[:;.]\s*|\b(?:runtime|assistant|model|agent|bot)\s*:\s*)(?:all\s+)?(?:prior|previous|"
+       r"earlier|existing|original|current)\s+(?:configuration|config|directives|programming|persona|"
+       r"guardrails|safety\s+settings|system\s+prompt)\s+(?:revoked|void(?:ed)?|suspended|lifted|"
+       r"disabled|overridden|nullified|rescinded|cancell?ed)\b"),
+    _r("role_play", 0.7,
+       r"\b(?:new\s+)?(?:operating|operation|operational|runtime|response|assistant|model|safety)\s+mode\s*"
+       r"[:=]\s*[\"']?(?:unrestricted|unfiltered|uncensored|developer|maintenance|debug|god|admin|root|"
+       r"jailbreak|jailbroken|dan|no[- ]limits|raw|unsafe|unlocked)\b"),
+    _r("authority_claim", 0.6,
+       rf"\b(?:policy|operating|configuration|precedence|administrative|governance|compliance|mandatory|"
+       rf"operator|runtime)\s+(?:policy\s+)?(?:update|notice|alert|message|instructions?|directive|change|"
+       rf"bulletin)s?\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+|every\s+)?{AI_READER}\b"),
+    _r("answer_steering", 0.5,
+       r"\b(?:any|every|each|the)\s+(?:[\w-]{1,20},?\s+){0,4}?(?:summary|summaries|overviews?|shortlists?|"
+       r"rankings?|comparisons?|round-?ups?|digests?|recaps?|short\s+version|write-?ups?|synops[ie]s)\s+"
+       r"(?:(?:[\w-]{1,20}\s+){0,2}?(?:of|from|on|for|drawing\s+on|(?:that|which)\s+draws?\s+on|based\s+on|"
+       r"produced\s+from|generated\s+from|made\s+from|built\s+from|drawn\s+from|derived\s+from))\s+"
+       r"(?:this|these)\s+(?:[\w-]{1,20}\s+)?[\w-]{2,20}\s+(?:should|must|shall|is\s+to|are\s+to|"
+       r"needs?\s+to|has\s+to|have\s+to|will)\s+(?:always\s+)?(?:read|say|state|place|put|rank|list|"
+       r"describe|call|mention|recommend|include|present|conclude|give|rate|score|show|name|treat)\b"),
+    _r("answer_steering", 0.5,
+       r"\b(?:carry|include|put|use|keep|repeat)\s+(?:in|into|in\s+to)\s+(?:any|every|each)\s+"
+       r"[^.:\n]{0,80}?\b(?:that|which)\s+(?:draws?\s+on|uses?|cites?|quotes?|summari[sz]es?|"
+       r"(?:is|are)\s+(?:based|built|drawn)\s+on)\s+this\s+(?:page|document|text|article|post|recipe|"
+       r"review|cv|thread|sheet|site|file|listing)\b"),
+    _r("answer_steering", 0.5,
+       r"\b(?:it|this\s+(?:[\w-]{1,20}\s+)?[\w-]{2,20}|they|he|she)\s+(?:should|must|shall|is\s+to|needs\s+to)\s+"
+       r"(?:always\s+)?be\s+(?:placed|ranked|listed|rated|scored|put|shown|recommended)\s+(?:first|top|"
+       r"highest|at\s+the\s+top|above\s+(?:all|every|the\s+others))\b(?!\s+by\b)"),
+    _r("authority_claim", 0.3,
+       r"^[ \t>*#\[_-]{0,8}(?:[\w-]{1,20}\s+){0,3}?(?:(?:administrative|precedence|governance|kernel|operator|"
+       r"runtime|model|assistant|ai|llm)\s+(?:notice|directive|bulletin|override|layer)|system\s+(?:directive|"
+       r"override))\b(?!\s+(?:settings?|options?|menu|switch|button|feature|panel|page|tab|keys?|flag|"
+       r"permissions?)\b)[^\n.!?]{0,60}$"),
+    _r("addressed_to_model", 0.35,
+       r"(?:^[ \t>*#\-]{0,8}|(?<=[.!?]\s))(?:the\s+|all\s+|any\s+)?(?:coding\s+agents?|ai\s+(?:coding\s+)?agents?|"
+       r"automated\s+contributors?|llms?|(?:large\s+)?language\s+models?|ai\s+assistants?|(?:pr|ci)\s+bots?)\s+"
+       r"(?:that|which|who)\s+[^.\n]{0,80}?\b(?:this|these)\s+(?:repository|repo|project|codebase|page|"
+       r"document|file|site|issue|issues)\b[^.\n]{0,40}?\b(?:must|shall|are\s+to|need\s+to|are\s+required\s+to)\b"),
+    _r("agent_action", 0.4,
+       r"\bnpm\s+publish\b|--registry[ =]https?://|--extra-index-url\b|\bcontinue-on-error:\s*true\b|"
+       r"\brequest\s+auto-?merge\b|\bauto-?merge\s+(?:it|the\s+(?:pr|pull\s+request))\b"),
+    _r("prompt_leak", 1.0,
+       r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|type\s+out|"
+       r"copy|paste|quote|list|give|return|echo|include|reproduce|tell\s+(?:me|us))\b[^.!?]{0,80}?\b(?:"
+       r"(?:text|words|everything|instructions|messages?|content)\s+(?:that\s+)?(?:came|comes|come|appears?|"
+       r"stood|was\s+written|is\s+written)\s+before\s+(?:the\s+user'?s\s+first\s+message|this\s+"
+       r"(?:conversation|chat|session)|the\s+(?:first\s+)?user\s+(?:turn|message)|my\s+first\s+message)|"
+       r"(?:rules|instructions|guidelines|constraints|directions)\s+(?:that\s+)?you\s+(?:operate|work|run|"
+       r"function)\s+under|what\s+you\s+were\s+(?:told|given|instructed)\s+before\s+(?:this|the)\s+"
+       r"(?:conversation|chat|session))\b", imperative=True),
+    _r("exfiltration", 1.0,
+       rf"<img\s[^>]{{0,200}}?\bsrc\s*=\s*[\"']?(?:https?:)?//[^\s\"'>]{{0,300}}?[?&][\w.-]{{1,40}}="
+       rf"[^\s\"'>&]{{0,80}}?(?:\{{|\$\{{|%7b|<|&lt;|\[)[^\s\"'>]{{0,40}}?{_SENSITIVE}"),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"
@@ -1095,16 +1189,20 @@ FRAMING = regex.compile(
     r"called|known\s+as|"
     r"the\s+(?:phrase|string|text|sentence|line|words?|payload|prompt)|phrases?|payloads?|attacks?|"
     r"attackers?|malicious|injected|injections?|jailbreaks?|adversarial|hidden\s+text|said|says|"
-    r"saying|wrote|writes|writing|typed|contain(?:s|ing|ed)|append(?:s|ing|ed)|insert(?:s|ing|ed)|"
+    r"saying|(?:wrote|writes|writing)(?!\s+(?:your|the|its|a|an)\s+(?:report|summary|answer|reply|response|"
+    r"review|overview)\b)|typed|contain(?:s|ing|ed)|append(?:s|ing|ed)|insert(?:s|ing|ed)|"
     r"embed(?:s|ded|ding)|plant(?:s|ed)|tries\s+to|try\s+to|trying\s+to|attempt(?:s|ed|ing)?\s+to|"
     r"classic|typical|famous|infamous|well-known|par\s+exemple|tels?\s+que|telles?\s+que|"
-    r"exemples?|attaques?|z\.\s?b\.|zum\s+beispiel|beispiele?|angriffe?|angreifer)\b"
+    r"exemples?|attaques?|z\.\s?b\.|zum\s+beispiel|beispiele?|angriffe?|angreifer|"
+    r"(?:payload|attack|injection|jailbreak|example|sample|attempt|probe|test)s?_[a-z]{1,20}|"
+    r"(?:attack|test|example|sample|adversarial|malicious|injected)_(?:prompt|input|text|string)s?)\b"
 )
 """Words that introduce a cited or described attack ("such as", "an attacker writes", "e.g.")."""
 
 FRAMING_AFTER = regex.compile(
     r"^[^.\n]{0,60}?\b(?:is|are|was|were)\s+(?:a|an|the)?\s*(?:classic|typical|common|famous|"
     r"well-known|known)?\s*(?:example|attack|injection|jailbreak|payload|technique|trick|pattern)s?\b"
+    r"|^[ \t*_]{0,3}\((?:x\s?)?\d{1,3}(?:\s+(?:cards?|copies|tokens?|tiles?|pieces?))?\)[ \t]{0,2}:"
     r"|^[ \t*_]{0,3}:[ \t*_]{1,4}(?:the|a|an|each|any|one|this|that|its)\s+(?!(?:ai|assistant|model|"
     r"bot|chatbot|llm|agent|system)\b)(?:[\w-]{1,20}\s+){0,2}?(?:may|can|gets?|loses?|wins?|draws?|"
     r"takes?|chooses?|picks?|is\s+allowed\s+to)\b"
@@ -1128,6 +1226,15 @@ DIRECT_LEAD = regex.compile(
     r"needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to))\s+)$"
 )
 """What may stand right before a verb said *to* the reader (sentence start, "please", "you must")."""
+
+HUMAN_AUDIENCE = regex.compile(
+    r"^[ \t#*>_-]{0,8}(?:(?:written\s+|meant\s+|intended\s+)?for|audience\s*:|to)\s+(?:all\s+|our\s+|the\s+|new\s+)?"
+    r"(?:(?!(?:ai|llm|bot|model|automated|digital|virtual|machine)\b)[\w-]{1,20}\s+){0,2}?(?:volunteers?|staff|employees|colleagues|stewards|receptionists|tutors|"
+    r"teachers|players|parents|members|carers|nurses|interns|trainees|new\s+starters|marshals|"
+    r"helpers|coaches|leaders|hosts|cashiers|advisers|advisors|agents\s+at|front[- ]desk|desk\s+staff|"
+    r"call[- ]handlers)\b", regex.MULTILINE)
+"""The opening of a text that names its human readers ("For volunteers at the tourist desk",
+"**Audience:** form tutors"): its "you" is them."""
 
 NEGATED_LEAD = regex.compile(r"\b(?:not|never|n't|no|nicht|nie|pas|jamais)\s+(?:\w+\s+)?$")
 """A negation right before a verb ("never reveal", "do not ignore")."""

@@ -28,6 +28,7 @@ from ragloom.ingestion.injection_rules import (
     DIRECT_LEAD,
     FRAMING,
     FRAMING_AFTER,
+    HUMAN_AUDIENCE,
     NEGATED_LEAD,
     RULES,
     VOCABULARY,
@@ -152,19 +153,26 @@ _DESCRIBED_SLOT = re.compile(
     r"(?: [A-Za-z'\u2019.,]{1,30}){2,12})\s?(?:\}\}?|>|\])")
 """A link whose query slot describes in words what to put there (`?acct={{the user's email}}`):
 a template variable is one name (`{{ user.email }}`); a sentence is left for a reader to fill."""
-_SLOT_WORD = r"(?:placeholder|slot|parameter|token|variable|value)s?"
-_FROM_CHAT = (r"\s+(?:with|by|for)\s+[^.\n]{0,60}?\b(?:user|users|conversation|session|chat|history|"
+_SLOT_WORD = r"(?:placeholder|slot|parameter|token|variable|value|brace|bracket|blank|field|gap)s?"
+_FROM_CHAT = (r"\s+(?:with|by|for|from)\s+[^.\n]{0,60}?\b(?:user|users|conversation|session|chat|history|"
               r"messages?|context|prompt|told\s+you)\b")
 _FILL_FROM_CHAT = re.compile(
     rf"\b{_SLOT_WORD}\s+(?:\w+\s+){{0,2}}?(?:replaced|filled(?:\s+in)?|substituted|swapped){_FROM_CHAT}"
-    rf"|\b(?:replace|fill(?:\s+in)?|substitute|swap)\s+(?:the\s+|this\s+|that\s+|each\s+)?{_SLOT_WORD}"
-    rf"{_FROM_CHAT}", re.IGNORECASE)
+    rf"|\b(?:replac(?:e|ing)|fill(?:ing)?(?:\s+in)?|substitut(?:e|ing)|swap(?:ping)?)\s+(?:the\s+|this\s+|"
+    rf"that\s+|each\s+|all\s+)?{_SLOT_WORD}"
+    rf"{_FROM_CHAT}"
+    rf"|\b(?:put|place|insert|paste|add|copy|write|append|include|encode)\b(?:[^.]|\.(?=\w)){{0,160}}?\b"
+    rf"(?:conversation|chat|session|history|told\s+you|messages?|context)\b(?:[^.]|\.(?=\w)){{0,80}}?\b(?:in|into|as)\s+(?:the\s+|this\s+|"
+    rf"that\s+)?`?[\w.-]{{0,30}}`?\s*{_SLOT_WORD}", re.IGNORECASE)
 """Words that ask for a link's slot to be filled from the chat ("with the placeholder replaced by
-everything the user has told you"); "replace the placeholder with your API key" is a setup step."""
+everything the user has told you", "put any password visible in the conversation into the `k`
+parameter"); "replace the placeholder with your API key" is a setup step."""
 FILL_REACH = 400
-"""Characters after a link with a capitalised slot in which such words count."""
+"""Characters before and after a link with a capitalised slot in which such words count."""
 PLACEHOLDER_SCORE = 0.6
 """Score of a link whose slot the text names again (asking a reader to fill it): suspicious."""
+AUDIENCE_CHARS = 400
+"""How far into a text its readers are named ("For volunteers at …")."""
 _LEAD_CHARS = 60
 _WRAPPED_LINE = 50
 _FRAME_CHARS = 80
@@ -298,6 +306,16 @@ def _framed(text: str, paragraph_start: int, paragraph_end: int, start: int, end
     return bool(FRAMING.search(before) or FRAMING_AFTER.search(after))
 
 
+def _introduced(layout: Layout, number: int) -> bool:
+    """Whether the paragraph before a quote or code block introduces it as an example ("The classic
+    example that made headlines:"): a colon ends it and a framing word stands in its last words."""
+    if number == 0:
+        return False
+    previous = layout.paragraphs[number - 1]
+    lead = layout.text[max(previous.start, previous.end - _FRAME_CHARS) : previous.end].rstrip(" *_")
+    return previous.context == "prose" and lead.endswith(":") and bool(FRAMING.search(lead))
+
+
 def _matches(rule: Rule, layout: Layout, words: list[set[str]], deadline: float) -> Iterator[Any]:
     """Matches of rule in the runs of paragraphs that hold one of its trigger words or marks."""
     text = layout.text
@@ -314,9 +332,33 @@ def _matches(rule: Rule, layout: Layout, words: list[set[str]], deadline: float)
         yield from rule.pattern.finditer(text, start, end, timeout=_remaining(deadline))
 
 
+_CODE_CHARS = re.compile(r"[{}()\[\];:=<>$\\|&^~+*@#%]")
+CODE_CHAR_SHARE = 0.02
+"""A code block with fewer code characters than this share (a banner: words between rules of
+`=====`) holds prose."""
+_BARE_FENCE = re.compile(r" {0,3}(?:```|~~~)[ \t]*\n")
+_RULE_LINE = re.compile(r"^[ \t]*([=*#~_-])\1{3,}[ \t]*$", re.MULTILINE)
+
+
+def _prose_block(layout: Layout, number: int, about_formats: bool) -> bool:
+    """Whether a code block is prose set in a fence (a notice between rules of `=====`): a fence
+    with no language, next to no code characters, not introduced by a paragraph ending in a
+    colon ("… in grey text, was:"), in a text that does not talk about prompt formats or attacks."""
+    paragraph = layout.paragraphs[number]
+    if about_formats or paragraph.context != "code" or not _BARE_FENCE.match(layout.text, paragraph.start):
+        return False
+    if number and layout.text[:layout.paragraphs[number - 1].end].rstrip(" *_").endswith(":"):
+        return False
+    body = _RULE_LINE.sub("", FENCE_LINE.sub("", layout.text[paragraph.start:paragraph.end]))
+    letters = sum(c.isalpha() for c in body)
+    return letters > 0 and len(_CODE_CHARS.findall(body)) <= CODE_CHAR_SHARE * letters
+
+
 def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit]:
     text = layout.text
     words = [set(_WORDS.findall(text, p.start, p.end)) for p in layout.paragraphs]
+    about_formats = bool(_TEMPLATE_TOPIC.search(text))
+    prose_blocks: dict[int, bool] = {}
     found: list[Hit] = []
     for rule in RULES:
         for count, match in enumerate(_matches(rule, layout, words, deadline)):
@@ -326,10 +368,14 @@ def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit
             number = layout.paragraph_at(start)
             paragraph = layout.paragraphs[number]
             where = paragraph.context
+            if where == "code" and prose_blocks.setdefault(
+                    number, _prose_block(layout, number, about_formats)):
+                where = "prose"
             if where == "prose" and layout.quoted(start, match.end()):
                 where = "quoted"
             mood = _mood(text, paragraph.start, start) if rule.imperative else "direct"
-            framed = _framed(text, paragraph.start, paragraph.end, start, match.end())
+            framed = _framed(text, paragraph.start, paragraph.end, start, match.end()) or (
+                where in ("quote", "code") and _introduced(layout, number))
             factor = CHANNEL_FACTOR[channel] * CONTEXT_FACTOR[where] * MOOD_FACTOR[mood]
             if framed:
                 factor *= FRAMED_FACTOR
@@ -413,18 +459,29 @@ def _not_topics(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> list[Hit]
     return kept
 
 
+def _not_staff(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> list[Hit]:
+    """Drop addresses to an unnamed "you" ("if someone asks you") from texts that open by naming
+    their human readers ("For volunteers at the desk"): a staff script, not a note to a model."""
+    staff = {i for i, (_, layout) in enumerate(layouts)
+             if HUMAN_AUDIENCE.search(layout.text, 0, AUDIENCE_CHARS)}
+    return [h for h in hits if not (h.rule.unnamed and h.key[1] in staff)]
+
+
 def _heading_addresses(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> dict[
         tuple[str, int, int], int]:
-    """The paragraphs after a short one that names a model ("## Update for the AP copilot"),
-    with the offset where each starts: a heading's address carries to the section under it."""
+    """The paragraphs after a short one that names a model ("## Update for the AP copilot"), or
+    after one that names a model and ends in a colon ("… any LLM with write access must run this
+    checklist:"), with the offset where each starts: the address carries to what it introduces."""
     carried = {}
     for hit in hits:
         if hit.rule.signal != "addressed_to_model":
             continue
         channel, index, number = hit.key
-        paragraphs = layouts[index][1].paragraphs
-        if number + 1 < len(paragraphs) and (
-                paragraphs[number].end - paragraphs[number].start <= HEADING_CHARS):
+        layout = layouts[index][1]
+        paragraphs = layout.paragraphs
+        here = paragraphs[number]
+        if number + 1 < len(paragraphs) and (here.end - here.start <= HEADING_CHARS or (
+                layout.text[here.start:here.end].rstrip(" *_").endswith(":"))):
             carried[(channel, index, number + 1)] = paragraphs[number + 1].start
     return carried
 
@@ -611,8 +668,12 @@ def staged_turns(layouts: list[tuple[str, Layout]]) -> tuple[set[str], bool]:
     there to be read by a model as its own prompt, whatever it says. Headings (`## System:`) and
     line labels (`Assistant:`) are common in other texts, so they count only as an exchange (a
     user's heading and an assistant's; both `Human:` and `Assistant:`). True with the roles when
-    the prompt format's own tokens stage two roles or more: that is quarantined, the rest flagged."""
+    the prompt format's own tokens stage two roles or more: that is quarantined, the rest flagged.
+    The tokens staging two roles inside a code block (a "log" pasted in an issue) are flagged too:
+    a text that is not about prompt formats has no reason to show them; in hidden text (comments,
+    markup, a JSON-LD string) quotation marks do not make them a quotation: nobody reads it."""
     roles: set[str] = set()
+    fenced: set[str] = set()
     headings: set[str] = set()
     labels: set[str] = set()
     outside: list[str] = []
@@ -622,24 +683,31 @@ def staged_turns(layouts: list[tuple[str, Layout]]) -> tuple[set[str], bool]:
         text = layout.text
         for paragraph in layout.paragraphs:
             chunk = text[paragraph.start:paragraph.end]
+            if paragraph.context == "code":
+                fenced |= {_ROLE.get(r, r) for m in _TURN_OPENER.finditer(chunk)
+                           if not (m.group("heading") or m.group("label"))
+                           for r in m.groups() if r}
             found = [m for m in _TURN_OPENER.finditer(chunk) if paragraph.context == "prose"
-                     and not layout.quoted(max(0, paragraph.start + m.start() - 1),
-                                           paragraph.start + m.start())]
+                     and (channel == "hidden" or not layout.quoted(
+                         max(0, paragraph.start + m.start() - 1), paragraph.start + m.start()))]
             for m in found:
                 role = _ROLE.get(next(g for g in m.groups() if g), next(g for g in m.groups() if g))
                 (headings if m.group("heading") else labels if m.group("label") else roles).add(role)
             outside.append(_TURN_OPENER.sub(" ", chunk) if found else chunk)
     exchange = (headings if {"user"} & headings and {"assistant"} & headings else set()) | (
         labels if len(labels) >= 2 else set())
-    if not (roles or exchange) or _TEMPLATE_TOPIC.search("\n".join(outside)):
+    if len(fenced) < 2:
+        fenced = set()
+    if not (roles or exchange or fenced) or _TEMPLATE_TOPIC.search("\n".join(outside)):
         return set(), False
-    return roles | exchange, len(roles) >= 2
+    return roles | exchange | fenced, len(roles) >= 2
 
 
 def placeholder_links(texts: list[str]) -> list[str]:
     """The capitalised slots of link queries (`](https://…?k=TOKEN)`) that the same text names
     again outside the link or asks to fill from the chat, and slots described in words outside
-    code: a link left for a reader to complete, with data from elsewhere."""
+    code (inside code when the text asks to fill them from the chat): a link left for a reader to
+    complete, with data from elsewhere."""
     slots = []
     for text in texts:
         for count, match in enumerate(_PLACEHOLDER_LINK.finditer(text)):
@@ -647,13 +715,14 @@ def placeholder_links(texts: list[str]) -> list[str]:
                 break
             slot = match.group("slot")
             if slot not in slots and (text.count(slot) >= 2 or _FILL_FROM_CHAT.search(
-                    text, match.end(), match.end() + FILL_REACH)):
+                    text, max(0, match.start() - FILL_REACH), match.end() + FILL_REACH)):
                 slots.append(slot)
         for count, match in enumerate(_DESCRIBED_SLOT.finditer(text)):
             if count >= MAX_HITS_PER_RULE:
                 break
             slot = match.group("slot")
-            if not _in_code(text, match.start()) and slot not in slots:
+            if slot not in slots and (not _in_code(text, match.start()) or _FILL_FROM_CHAT.search(
+                    text, max(0, match.start() - FILL_REACH), match.end() + FILL_REACH)):
                 slots.append(slot)
     return slots
 
@@ -677,8 +746,8 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
     for index, (channel, layout) in enumerate(layouts):
         _remaining(deadline)
         hits.extend(_hits(layout, channel, index, deadline))
-    hits = _not_topics(_not_speakers(
-        _strongest_per_span([h for h in hits if h.weight >= MIN_HIT_WEIGHT]), layouts), layouts)
+    hits = _not_staff(_not_topics(_not_speakers(
+        _strongest_per_span([h for h in hits if h.weight >= MIN_HIT_WEIGHT]), layouts), layouts), layouts)
     carried = _heading_addresses(hits, layouts)
     hits = _addressed_only(hits, carried)
     score = _document_score(hits, carried)
@@ -711,7 +780,7 @@ def _scan(doc: SourceDocument, deadline: float) -> ValidationResult:
         signals.add("encoded_payload")
     evidence = [h.describe() for h in sorted(hits, key=lambda h: -h.weight)[:_EVIDENCE]]
     evidence += [f"obfuscation: {t}" for t in sorted(tricks)]
-    evidence += [f"staged chat turns in running text: {', '.join(sorted(turns))}"] if turns else []
+    evidence += [f"staged chat turns (running text or a code block): {', '.join(sorted(turns))}"] if turns else []
     evidence += [f"link with a slot to fill, named in the text: {', '.join(slots)}"] if slots else []
     return _verdict(score, sorted(signals), evidence)
 
