@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -350,8 +351,13 @@ def unsuited(embedder: object) -> str | None:
     return f"embedder {model!r} is not {TUNED_MODEL!r}, the model the injection classifier was tuned on"
 
 
+def fit_rows(rows: np.ndarray, labels: Sequence[str], c: float = C) -> Fit:
+    """The layer's head fitted on rows of `matrix` and their labels."""
+    return exemplar_model.fit_matrix(rows, labels, c)
+
+
 def _fit_exemplars(embed: Embed, exemplars: Exemplars, c: float) -> Fit:
-    return exemplar_model.fit_matrix(matrix(exemplar_windows(exemplars), embed), exemplars.labels, c)
+    return fit_rows(matrix(exemplar_windows(exemplars), embed), exemplars.labels, c)
 
 
 def detector_for(embedder: object, embed: Embed, cache_dir: Path | None) -> InjectionDetector:
