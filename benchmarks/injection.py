@@ -195,10 +195,10 @@ def fit_layer(labels: list[dict[str, str]], c: float,  # type: ignore[no-untyped
         else:
             parts.append(rows[[int(first.probabilities(rows).argmax())]])
             part_labels.append("injected")
-    return fit_rows(np.concatenate(parts), part_labels, c)
+    return fit_rows(np.concatenate(parts), part_labels)
 
 
-THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+THRESHOLDS = (0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99)
 
 
 def _peaks(detector, file: str) -> tuple[float, ...]:  # type: ignore[no-untyped-def]
@@ -301,7 +301,7 @@ def refit(labels: list[dict[str, str]], splits: list[str]) -> int:
         print(f"refit needs the {sem.TUNED_MODEL} embedder", file=sys.stderr)
         return 1
     train = [r for r in labels if r["split"] in splits]
-    key = fit_key(embedder, sem.load_exemplars(), sem.C)
+    key = fit_key(embedder, sem.load_exemplars(), sem.C, sem.HEAD)
     assert key is not None
     write_fit(sem.PACKAGED_FIT, key, fit_layer(train, sem.C))
     print(f"wrote {sem.PACKAGED_FIT} ({key}; exemplars + {'+'.join(splits)})")
