@@ -22,8 +22,8 @@ full screen (the shipped rules, then that fit) on the split left out, for each s
 mean and worst split over a sweep of thresholds. `--leave-author-out` fits the layer without one
 exemplar author's lines (the `source` key; with every fit split) and scores those lines, the layer
 alone, sentence by sentence: ROC AUC, recall at the threshold and at 5% benign false positives,
-benign false positives at the threshold; then mean and worst over the authors. The rules were developed on every split, so
-only the layer's part is out of sample. `--benign-corpus` counts what rules and layer flag in
+benign false positives at the threshold; then mean and worst over the authors. The rules were
+developed on every split, so only the layer's part is out of sample. `--benign-corpus` counts what rules and layer flag in
 benign text (SciFact abstracts): the false-flag check outside the labelled set.
 """
 
@@ -360,7 +360,8 @@ def main() -> int:
                         help="score the layer on each exemplar author's sentences fitted without "
                              "them")
     parser.add_argument("--c", type=float,
-                        help="with --leave-split-out or --leave-author-out: this C, not the "
+                        help="with --leave-split-out or --leave-author-out: this C (of the "
+                             "regression that picks each injected document's window), not the "
                              "packaged one")
     parser.add_argument("--refit", nargs="*", metavar="SPLIT",
                         help="fit the layer on the exemplars and these splits (default: all fit "
