@@ -4,6 +4,8 @@
                                    [--list [--evidence]] [--json OUT]
     python benchmarks/injection.py --leave-split-out [SPLIT ...] [--threshold T] [--c C]
                                    # the full screen on each split, its layer fitted without it
+    python benchmarks/injection.py --leave-author-out [--threshold T] [--c C]
+                                   # the layer on each exemplar author's lines, fitted without them
     python benchmarks/injection.py --refit [SPLIT ...] # fit the layer (exemplars + splits), write it
     python benchmarks/injection.py --benign-corpus /work/shared/data/scifact/corpus.jsonl \
                                    [--limit N] [--offset K]   # false flags in benign text
@@ -17,8 +19,11 @@ signals (`--evidence`: and the evidence). `--semantic` adds the semantic layer
 (`ragloom.ingestion.injection_semantic`, its packaged fit) on the documents the rules found clean.
 `--leave-split-out` fits the layer without one split (exemplars + the other splits) and scores the
 full screen (the shipped rules, then that fit) on the split left out, for each split; then the
-mean and worst split over a sweep of thresholds. The rules were developed on every split, so
-only the layer's part is out of sample. `--benign-corpus` counts what rules and layer flag in
+mean and worst split over a sweep of thresholds. `--leave-author-out` fits the layer without one
+exemplar author's lines (the `source` key; with every fit split) and scores those lines, the layer
+alone, sentence by sentence: ROC AUC, recall at the threshold and at 5% benign false positives,
+benign false positives at the threshold; then mean and worst over the authors. The rules were
+developed on every split, so only the layer's part is out of sample. `--benign-corpus` counts what rules and layer flag in
 benign text (SciFact abstracts): the false-flag check outside the labelled set.
 """
 
@@ -156,17 +161,29 @@ def _exemplar_rows() -> tuple[np.ndarray, tuple[str, ...]]:
     return sem.matrix(sem.exemplar_windows(exemplars), _embedder().embed_array), exemplars.labels
 
 
-def fit_layer(labels: list[dict[str, str]], c: float):  # type: ignore[no-untyped-def]
-    """Fit the layer on the exemplars and the windows of these labelled sources.
+def _exemplar_sources() -> np.ndarray:
+    """Who wrote each exemplar line (`source`; none: the author of the rules), in file order."""
+    from ragloom.ingestion.injection_semantic import EXEMPLARS
+
+    lines = [line for line in EXEMPLARS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return np.array([json.loads(line).get("source", "none") for line in lines])
+
+
+def fit_layer(labels: list[dict[str, str]], c: float,  # type: ignore[no-untyped-def]
+              keep: np.ndarray | None = None):
+    """Fit the layer's head on the exemplars (those `keep` marks, default all) and the windows
+    of these labelled sources.
 
     Every window of a benign source is benign. An injected source holds benign sentences too
-    (multiple instance): only its window a first fit (on the exemplars) scores highest is
-    `injected`; its other windows are left out.
+    (multiple instance): only its window a first fit (a logistic regression on the exemplars)
+    scores highest is `injected`; its other windows are left out.
     """
-    from ragloom.ingestion.injection_semantic import InjectionDetector
+    from ragloom.ingestion.injection_semantic import InjectionDetector, fit_rows
     from ragloom.providers.exemplar_model import fit_matrix
 
     matrix, names = _exemplar_rows()
+    if keep is not None:
+        matrix, names = matrix[keep], tuple(np.array(names)[keep])
     first = InjectionDetector(fit_matrix(matrix, names, c))
     parts, part_labels = [matrix], list(names)
     for row in labels:
@@ -179,10 +196,10 @@ def fit_layer(labels: list[dict[str, str]], c: float):  # type: ignore[no-untype
         else:
             parts.append(rows[[int(first.probabilities(rows).argmax())]])
             part_labels.append("injected")
-    return fit_matrix(np.concatenate(parts), part_labels, c)
+    return fit_rows(np.concatenate(parts), part_labels)
 
 
-THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+THRESHOLDS = (0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99)
 
 
 def _peaks(detector, file: str) -> tuple[float, ...]:  # type: ignore[no-untyped-def]
@@ -238,6 +255,43 @@ def leave_split_out(labels: list[dict[str, str]], tests: list[str], c: float,
     return 0
 
 
+FIXED_FP = 0.05
+"""The benign false-positive rate `--leave-author-out` reads recall at."""
+
+
+def leave_author_out(labels: list[dict[str, str]], c: float, threshold: float) -> int:
+    """Fit the layer without one exemplar author's lines (with every fit split) and score that
+    author's sentences, for each author: ROC AUC, recall at the threshold and at `FIXED_FP`
+    benign false positives, and the benign false-positive rate at the threshold."""
+    from sklearn.metrics import roc_auc_score  # type: ignore[import-untyped]
+
+    from ragloom.ingestion.injection_semantic import INJECTED, InjectionDetector
+
+    matrix, names = _exemplar_rows()
+    sources, injected = _exemplar_sources(), np.array(names) == INJECTED
+    train = [r for r in labels if r["split"] in FIT_SPLITS]
+    print(f"\nleave-author-out: the layer alone on each author's sentences, fitted on the other "
+          f"authors and every fit split; C {c:g}, threshold {threshold:.2f}")
+    print(f"{'author':8s} {'inj':>4s} {'ben':>4s} {'auc':>6s} {'recall':>7s} "
+          f"{f'r@fp{FIXED_FP:.0%}':>8s} {'ben fp':>7s}")
+    figures = []
+    for author in dict.fromkeys(sources):
+        held = sources == author
+        probability = InjectionDetector(fit_layer(train, c, ~held)).probabilities(matrix[held])
+        positive, benign = probability[injected[held]], np.sort(probability[~injected[held]])
+        at_fp = benign[int(np.ceil((1 - FIXED_FP) * len(benign))) - 1]
+        row = (float(roc_auc_score(injected[held], probability)),
+               float(np.mean(positive >= threshold)), float(np.mean(positive > at_fp)),
+               float(np.mean(benign >= threshold)))
+        figures.append(row)
+        print(f"{author:8s} {len(positive):4d} {len(benign):4d} {row[0]:6.3f} {row[1]:7.3f} "
+              f"{row[2]:8.3f} {row[3]:7.3f}")
+    table = np.array(figures)
+    for name, row in (("mean", table.mean(0)), ("worst", (*table[:, :3].min(0), table[:, 3].max()))):
+        print(f"{name:8s} {'':9s} {row[0]:6.3f} {row[1]:7.3f} {row[2]:8.3f} {row[3]:7.3f}")
+    return 0
+
+
 def refit(labels: list[dict[str, str]], splits: list[str]) -> int:
     """Fit the layer on the exemplars and these splits; write the packaged fit."""
     from ragloom.ingestion import injection_semantic as sem
@@ -248,7 +302,7 @@ def refit(labels: list[dict[str, str]], splits: list[str]) -> int:
         print(f"refit needs the {sem.TUNED_MODEL} embedder", file=sys.stderr)
         return 1
     train = [r for r in labels if r["split"] in splits]
-    key = fit_key(embedder, sem.load_exemplars(), sem.C)
+    key = fit_key(embedder, sem.load_exemplars(), sem.C, sem.HEAD)
     assert key is not None
     write_fit(sem.PACKAGED_FIT, key, fit_layer(train, sem.C))
     print(f"wrote {sem.PACKAGED_FIT} ({key}; exemplars + {'+'.join(splits)})")
@@ -303,12 +357,19 @@ def main() -> int:
     parser.add_argument("--leave-split-out", nargs="*", metavar="SPLIT",
                         help="score the layer on each split (default: all fit splits) fitted "
                              "without it")
-    parser.add_argument("--c", type=float, help="with --leave-split-out: this C, not the packaged one")
+    parser.add_argument("--leave-author-out", action="store_true",
+                        help="score the layer on each exemplar author's sentences fitted without "
+                             "them")
+    parser.add_argument("--c", type=float,
+                        help="with --leave-split-out or --leave-author-out: this C (of the "
+                             "regression that picks each injected document's window), not the "
+                             "packaged one")
     parser.add_argument("--refit", nargs="*", metavar="SPLIT",
                         help="fit the layer on the exemplars and these splits (default: all fit "
                              "splits) and write the packaged fit")
     parser.add_argument("--threshold", type=float,
-                        help="with --leave-split-out: this threshold, not MIN_PROBABILITY")
+                        help="with --leave-split-out or --leave-author-out: this threshold, not "
+                             "MIN_PROBABILITY")
     parser.add_argument("--benign-corpus", type=Path, metavar="CORPUS_JSONL",
                         help="screen a BEIR corpus of benign text (e.g. SciFact) instead")
     parser.add_argument("--limit", type=int, default=1000, help="with --benign-corpus: records")
@@ -321,8 +382,11 @@ def main() -> int:
         labels = list(csv.DictReader(handle))
     if args.refit is not None:
         return refit(labels, args.refit or list(FIT_SPLITS))
-    if args.leave_split_out is not None:
+    if args.leave_split_out is not None or args.leave_author_out:
         from ragloom.ingestion.injection_semantic import MIN_PROBABILITY, C
+
+        if args.leave_author_out:
+            return leave_author_out(labels, args.c or C, args.threshold or MIN_PROBABILITY)
 
         present = {r["split"] for r in labels}
         tests = args.leave_split_out or [s for s in FIT_SPLITS if s in present]

@@ -13,6 +13,8 @@ import pytest
 
 from ragloom.ingestion import injection_semantic
 from ragloom.ingestion.injection_semantic import (
+    HEAD,
+    HIDDEN,
     C,
     HAND_SCALE,
     MAX_WINDOWS,
@@ -28,7 +30,14 @@ from ragloom.ingestion.injection_semantic import (
 from ragloom.ingestion.loaders import SourceRef
 from ragloom.ingestion.validation import ValidationResult
 from ragloom.nodes.ingest import IngestDeps, WorkItem, embed
-from ragloom.providers.exemplar_model import Fit, fit_key, fit_matrix, read_fit
+from ragloom.providers.exemplar_model import (
+    Fit,
+    fit_key,
+    fit_matrix,
+    fit_perceptron,
+    read_fit,
+    write_fit,
+)
 from ragloom.settings import RagSettings
 from ragloom.state import Chunk, SourceDocument, SourceResult
 from ragloom.stores.paths import DataPaths
@@ -163,11 +172,55 @@ def test_the_packaged_fit_matches_the_packaged_exemplars_and_model_only() -> Non
     exemplars = load_exemplars()
     assert {"injected", "benign"} == set(exemplars.labels) and len(exemplars.texts) >= 200
     assert any("Assistent" in t for t in exemplars.texts)  # several languages
-    fit = read_fit(PACKAGED_FIT, fit_key(ProfiledHashEmbedder(TUNED_MODEL), exemplars, C))
+    fit = read_fit(PACKAGED_FIT, fit_key(ProfiledHashEmbedder(TUNED_MODEL), exemplars, C, HEAD))
     assert fit is not None and fit.labels == ("benign", "injected")
-    assert fit.weights.shape == (2, 384 + HAND)
+    assert fit.hidden is not None and fit.hidden.shape == (HIDDEN, 384 + HAND)
+    assert fit.weights.shape == (2, HIDDEN)
     assert PACKAGED_FIT.stat().st_size < 300_000
-    assert read_fit(PACKAGED_FIT, fit_key(ProfiledHashEmbedder(), exemplars, C)) is None
+    assert read_fit(PACKAGED_FIT, fit_key(ProfiledHashEmbedder(), exemplars, C, HEAD)) is None
+    assert read_fit(PACKAGED_FIT, fit_key(ProfiledHashEmbedder(TUNED_MODEL), exemplars, C)) is None
+
+
+def _rings(n: int = 40) -> tuple[np.ndarray, list[str]]:
+    """Two classes no line separates: points near the origin (injected) inside a ring (benign)."""
+    rng = np.random.default_rng(1)
+    angle = rng.uniform(0, 2 * np.pi, n)
+    inner = rng.normal(0, 0.2, (n // 4, 2))
+    outer = np.stack([np.cos(angle), np.sin(angle)], 1) * rng.uniform(1.5, 2.0, (n, 1))
+    return np.vstack([inner, outer]), ["injected"] * (n // 4) + ["benign"] * n
+
+
+@pytest.mark.filterwarnings("ignore:Stochastic Optimizer")  # the replica below runs its passes out
+def test_a_perceptron_fit_scores_as_scikit_learn_and_separates_what_a_line_cannot() -> None:
+    rows, labels = _rings()
+    fit = fit_perceptron(rows, labels, hidden=16, alpha=1e-3, epochs=400)
+    assert fit.labels == ("benign", "injected") and fit.hidden is not None
+    assert fit.hidden.shape == (16, 2) and fit.weights.shape == (2, 16)
+    from sklearn.neural_network import MLPClassifier
+
+    weight = np.where(np.array(labels) == "injected", 50 / (2 * 10), 50 / (2 * 40))
+    model = MLPClassifier(hidden_layer_sizes=(16,), alpha=1e-3, max_iter=400, random_state=0)
+    model.fit(rows, np.array(labels), sample_weight=weight)
+    np.testing.assert_allclose(fit.probabilities(rows), model.predict_proba(rows), atol=1e-4)
+    injected = fit.probabilities(rows)[:, 1]
+    assert injected[:10].min() > 0.5 > injected[10:].max()  # the ring: no linear fit does this
+    line = fit_matrix(rows, labels, 4.0).probabilities(rows)[:, 1]
+    assert not line[:10].min() > 0.5 > line[10:].max()
+    with pytest.raises(ValueError, match="two labels"):
+        fit_perceptron(rows, ["injected"] * len(rows), hidden=4, alpha=1e-3, epochs=10)
+
+
+def test_a_stored_perceptron_fit_reads_back_with_its_hidden_layer(tmp_path: Path) -> None:
+    rows, labels = _rings()
+    fit = fit_perceptron(rows, labels, hidden=8, alpha=1e-3, epochs=50)
+    write_fit(tmp_path / "fit.npz", "k", fit)
+    back = read_fit(tmp_path / "fit.npz", "k")
+    assert back is not None and back.hidden is not None and back.hidden_bias is not None
+    np.testing.assert_array_equal(back.hidden, fit.hidden)
+    np.testing.assert_allclose(back.probabilities(rows), fit.probabilities(rows), atol=1e-6)
+    linear = fit_matrix(rows, labels, 1.0)
+    write_fit(tmp_path / "lr.npz", "k", linear)
+    assert read_fit(tmp_path / "lr.npz", "k").hidden is None  # type: ignore[union-attr]
 
 
 def _deps(tmp_path: Path, embedder: HashEmbedder, **ingest: Any) -> IngestDeps:

