@@ -3,8 +3,10 @@ looked at, with the same results a full listing gives for them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,46 @@ def write(path: Path, text: str) -> Path:
 def changes(report: IngestionReport) -> dict[str, str]:
     return {Path(sid).name: status for sid, status in report.statuses().items()
             if status != "unchanged"}
+
+
+class Watched:
+    """The reports of a watch running in a thread, and a wait for the next ones."""
+
+    def __init__(self) -> None:
+        self.reports: list[IngestionReport] = []
+        self._arrived = threading.Condition()
+
+    def on_report(self, report: IngestionReport) -> None:
+        with self._arrived:
+            self.reports.append(report)
+            self._arrived.notify_all()
+
+    def wait(self, done: Callable[[list[IngestionReport]], bool]) -> None:
+        with self._arrived:
+            assert self._arrived.wait_for(lambda: done(self.reports), timeout=60)
+
+    def first_change(self, since: int) -> dict[str, str]:
+        """The changes of the first report after `since` that changed anything."""
+        self.wait(lambda reports: any(changes(r) for r in reports[since:]))
+        return next(changes(r) for r in self.reports[since:] if changes(r))
+
+
+@contextlib.contextmanager
+def watching(tree: Path, data_dir: Path, **kwargs: object) -> Iterator[Watched]:
+    """Run `watch_ingest` over tree in a thread until the block ends (then it must stop)."""
+    from ragloom.settings import resolve_settings
+
+    watched, stop = Watched(), threading.Event()
+    settings = resolve_settings(collection="feed", data_dir=data_dir)
+    worker = threading.Thread(target=watch_ingest, args=([str(tree)],), kwargs={
+        "settings": settings, "on_report": watched.on_report, "stop": stop, **kwargs})
+    worker.start()
+    try:
+        yield watched
+    finally:
+        stop.set()
+        worker.join(timeout=30)
+    assert not worker.is_alive()
 
 
 @pytest.fixture
@@ -109,62 +151,23 @@ def test_watch_ignores_what_its_own_runs_write(tree: Path) -> None:
     """A data directory inside the watched tree: the runs' own writes start no run."""
     import time
 
-    from ragloom.settings import resolve_settings
-
-    reports: list[IngestionReport] = []
-    stop = threading.Event()
-    settings = resolve_settings(collection="feed", data_dir=tree / ".ragloom")
-    worker = threading.Thread(target=watch_ingest, args=([str(tree)],),
-                              kwargs={"settings": settings, "on_report": reports.append,
-                                      "stop": stop})
-    worker.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not reports and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert reports and reports[0].count("ingested") == 3
+    with watching(tree, tree / ".ragloom") as watched:
+        watched.wait(lambda reports: len(reports) == 1)
+        assert watched.reports[0].count("ingested") == 3
         time.sleep(3)  # several debounce and wake periods: each write would have started a run
-        assert len(reports) == 1
-    finally:
-        stop.set()
-        worker.join(timeout=30)
-    assert not worker.is_alive()
+        assert len(watched.reports) == 1
 
 
 def test_watch_ingests_what_changes_until_stopped(tree: Path, data_dir: Path) -> None:
-    from ragloom.settings import resolve_settings
-
-    reports: list[IngestionReport] = []
-    arrived = threading.Condition()
-    stop = threading.Event()
-
-    def on_report(report: IngestionReport) -> None:
-        with arrived:
-            reports.append(report)
-            arrived.notify_all()
-
-    settings = resolve_settings(collection="feed", data_dir=data_dir)
-    worker = threading.Thread(target=watch_ingest, args=([str(tree)],),
-                              kwargs={"settings": settings, "on_report": on_report, "stop": stop})
-    worker.start()
-    try:
-        with arrived:
-            assert arrived.wait_for(lambda: len(reports) == 1, timeout=60)
-        assert reports[0].count("ingested") == 3
+    with watching(tree, data_dir) as watched:
+        watched.wait(lambda reports: len(reports) == 1)
+        assert watched.reports[0].count("ingested") == 3
         write(tree / "b.md", "Tickets are sold at the kiosk.")
-        with arrived:
-            assert arrived.wait_for(lambda: any(changes(r) for r in reports[1:]), timeout=60)
-        assert [changes(r) for r in reports[1:] if changes(r)][0] == {"b.md": "updated"}
-        seen = len(reports)
+        assert watched.first_change(1) == {"b.md": "updated"}
+        seen = len(watched.reports)
         write(tree / "a.md.part", "Ferries leave at nine.")  # an editor's atomic save
         (tree / "a.md.part").replace(tree / "a.md")
-        with arrived:
-            assert arrived.wait_for(lambda: any(changes(r) for r in reports[seen:]), timeout=60)
-        assert [changes(r) for r in reports[seen:] if changes(r)][0] == {"a.md": "updated"}
-    finally:
-        stop.set()
-        worker.join(timeout=30)
-    assert not worker.is_alive()
+        assert watched.first_change(seen) == {"a.md": "updated"}
     assert_consistent(data_dir, "feed")
 
 
@@ -221,7 +224,6 @@ def test_watch_survives_a_failed_run_and_retries_what_it_owed(
     import ragloom.runner
     import ragloom.watch
     from ragloom.errors import StoreError
-    from ragloom.settings import resolve_settings
 
     real = ragloom.runner.ingest
     calls: list[list[str] | None] = []
@@ -234,32 +236,11 @@ def test_watch_survives_a_failed_run_and_retries_what_it_owed(
 
     monkeypatch.setattr(ragloom.runner, "ingest", held_once)
     monkeypatch.setattr(ragloom.watch, "RETRY_S", 0.5)
-    reports: list[IngestionReport] = []
     errors: list[str] = []
-    arrived = threading.Condition()
-    stop = threading.Event()
-
-    def on_report(report: IngestionReport) -> None:
-        with arrived:
-            reports.append(report)
-            arrived.notify_all()
-
-    settings = resolve_settings(collection="feed", data_dir=data_dir)
-    worker = threading.Thread(target=watch_ingest, args=([str(tree)],), kwargs={
-        "settings": settings, "on_report": on_report, "stop": stop,
-        "on_error": lambda exc: errors.append(str(exc))})
-    worker.start()
-    try:
-        with arrived:
-            assert arrived.wait_for(lambda: len(reports) == 1, timeout=60)
+    with watching(tree, data_dir, on_error=lambda exc: errors.append(str(exc))) as watched:
+        watched.wait(lambda reports: len(reports) == 1)
         write(tree / "b.md", "Tickets are sold at the kiosk.")
-        with arrived:
-            assert arrived.wait_for(lambda: any(changes(r) for r in reports[1:]), timeout=60)
-        assert [changes(r) for r in reports[1:] if changes(r)][0] == {"b.md": "updated"}
-        assert len(errors) == 1 and "another ingest holds" in errors[0]
-        assert calls[1] == calls[2] and str(tree / "b.md") in (calls[2] or [])
-    finally:
-        stop.set()
-        worker.join(timeout=30)
-    assert not worker.is_alive()
+        assert watched.first_change(1) == {"b.md": "updated"}
+    assert len(errors) == 1 and "another ingest holds" in errors[0]
+    assert calls[1] == calls[2] and str(tree / "b.md") in (calls[2] or [])
     assert_consistent(data_dir, "feed")
