@@ -162,14 +162,6 @@ def _exemplar_rows() -> tuple[np.ndarray, tuple[str, ...]]:
     return sem.matrix(sem.exemplar_windows(exemplars), _embedder().embed_array), exemplars.labels
 
 
-def _exemplar_sources() -> np.ndarray:
-    """Who wrote each exemplar line (`source`; none: the author of the rules), in file order."""
-    from ragloom.ingestion.injection_semantic import EXEMPLARS
-
-    lines = [line for line in EXEMPLARS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return np.array([json.loads(line).get("source", "none") for line in lines])
-
-
 def fit_layer(labels: list[dict[str, str]], c: float,  # type: ignore[no-untyped-def]
               keep: np.ndarray | None = None):
     """Fit the layer's head on the exemplars (those `keep` marks, default all) and the windows
@@ -266,10 +258,10 @@ def leave_author_out(labels: list[dict[str, str]], c: float, threshold: float) -
     benign false positives, and the benign false-positive rate at the threshold."""
     from sklearn.metrics import roc_auc_score  # type: ignore[import-untyped]
 
-    from ragloom.ingestion.injection_semantic import INJECTED, InjectionDetector
+    from ragloom.ingestion.injection_semantic import INJECTED, InjectionDetector, exemplar_sources
 
     matrix, names = _exemplar_rows()
-    sources, injected = _exemplar_sources(), np.array(names) == INJECTED
+    sources, injected = np.array(exemplar_sources()), np.array(names) == INJECTED
     train = [r for r in labels if r["split"] in FIT_SPLITS]
     print(f"\nleave-author-out: the layer alone on each author's sentences, fitted on the other "
           f"authors and every fit split; C {c:g}, threshold {threshold:.2f}")

@@ -333,3 +333,13 @@ def test_passive_requests_addresses_inside_a_sentence_and_text_not_in_english_ar
 ])
 def test_the_gate_finishes_on_adversarial_inputs(text: str) -> None:
     assert len(document_windows(SourceDocument(doc_id="d", source_id="d", text=text))) <= MAX_WINDOWS
+
+
+def test_exemplar_sources_name_an_author_for_each_exemplar_line_in_order(tmp_path: Path) -> None:
+    from ragloom.ingestion.injection_semantic import exemplar_sources
+
+    path = tmp_path / "ex.jsonl"
+    path.write_text('{"text": "a", "label": "benign"}\n\n'
+                    '{"text": "b", "label": "injected", "source": "ex-z"}\n', encoding="utf-8")
+    assert exemplar_sources(path) == ("none", "ex-z")
+    assert len(exemplar_sources()) == len(load_exemplars().texts)

@@ -313,13 +313,23 @@ def exemplar_windows(exemplars: Exemplars) -> list[Window]:
             for text in exemplars.texts]
 
 
+def _exemplar_rows(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
 def load_exemplars(path: Path = EXEMPLARS) -> Exemplars:
     """The labelled sentences of a JSONL file (`text`, `label`: injected or benign; `channel`:
-    `hidden` for text a person does not see, else visible; `source`, who wrote it, is not read)."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    `hidden` for text a person does not see, else visible; `source`: see `exemplar_sources`)."""
+    rows = _exemplar_rows(path)
     return Exemplars(tuple(HIDDEN_MARK * (r.get("channel") == "hidden") + r["text"] for r in rows),
                      tuple(r["label"] for r in rows))
+
+
+def exemplar_sources(path: Path = EXEMPLARS) -> tuple[str, ...]:
+    """Who wrote each line of a JSONL file of exemplars, in the order of `load_exemplars` (`source`;
+    "none" for the author of the rules): what `--leave-author-out` holds out, author by author."""
+    return tuple(r.get("source", "none") for r in _exemplar_rows(path))
 
 
 class InjectionDetector:
