@@ -1174,8 +1174,8 @@ RULES: tuple[Rule, ...] = (
        r"function)\s+under|what\s+you\s+were\s+(?:told|given|instructed)\s+before\s+(?:this|the)\s+"
        r"(?:conversation|chat|session))\b", imperative=True),
     _r("exfiltration", 1.0,
-       rf"<img\s[^>]{{0,200}}?\bsrc\s*=\s*[\"']?(?:https?:)?//[^\s\"'>]{{0,300}}?[?&][\w.-]{{1,40}}="
-       rf"[^\s\"'>&]{{0,80}}?(?:\{{|\$\{{|%7b|<|&lt;|\[)[^\s\"'>]{{0,40}}?{_SENSITIVE}"),
+       rf"<img\s(?>[^>]{{0,200}}?\bsrc\s*=)\s*[\"']?(?:https?:)?//[^\s\"'>]{{0,300}}?[?&][\w.-]{{1,40}}="
+       rf"[^\s\"'>&{{\[<%$]{{0,80}}(?:\{{|\$\{{|%7b|<|&lt;|\[)[^\s\"'>{{}}\[\]<]{{0,40}}?{_SENSITIVE}"),
     # -- obfuscated instructions -------------------------------------------------------------
     _r("encoded_instruction", 0.6,
        r"\b(?:decode|decrypt|base64[- ]decode|unscramble)\b[^.\n]{0,40}?\b(?:and|then)\s+(?:follow|"
