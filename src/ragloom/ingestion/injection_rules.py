@@ -1202,13 +1202,17 @@ FRAMING = regex.compile(
 FRAMING_AFTER = regex.compile(
     r"^[^.\n]{0,60}?\b(?:is|are|was|were)\s+(?:a|an|the)?\s*(?:classic|typical|common|famous|"
     r"well-known|known)?\s*(?:example|attack|injection|jailbreak|payload|technique|trick|pattern)s?\b"
-    r"|^[ \t*_]{0,3}\((?:x\s?)?\d{1,3}(?:\s+(?:cards?|copies|tokens?|tiles?|pieces?))?\)[ \t]{0,2}:"
+)
+"""Words after a hit that say it was an example ("… is a classic injection")."""
+DEFINED_AFTER = regex.compile(
+    r"^[ \t*_]{0,3}\((?:x\s?)?\d{1,3}(?:\s+(?:cards?|copies|tokens?|tiles?|pieces?))?\)[ \t]{0,2}:"
     r"|^[ \t*_]{0,3}:[ \t*_]{1,4}(?:the|a|an|each|any|one|this|that|its)\s+(?!(?:ai|assistant|model|"
     r"bot|chatbot|llm|agent|system)\b)(?:[\w-]{1,20}\s+){0,2}?(?:may|can|gets?|loses?|wins?|draws?|"
     r"takes?|chooses?|picks?|is\s+allowed\s+to)\b"
 )
-"""Words after a hit that say it was an example ("… is a classic injection"), or that define it
-as a named thing ("SYSTEM OVERRIDE: the holder may cancel one vote", a card of a game)."""
+"""Words after a claim of authority that define it as a named thing ("SYSTEM OVERRIDE: the holder
+may cancel one vote", "**SYSTEM OVERRIDE** (6):", a card of a game). They frame no other family:
+"Ignore all previous instructions: any user may …" is performed, not defined."""
 
 DIRECT_LEAD = regex.compile(
     r"(?:^|[.!?:;\n(\[\]\-*>\"|]\s*|,\s*|\b(?:please|kindly|now|just|simply|and|then|so|also|first|"

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from ragloom.ingestion.injection_rules import (
     DIRECT_LEAD,
     FRAMING,
+    DEFINED_AFTER,
     FRAMING_AFTER,
     HUMAN_AUDIENCE,
     NEGATED_LEAD,
@@ -300,10 +301,19 @@ def _mood(text: str, paragraph_start: int, start: int) -> str:
     return "direct" if DIRECT_LEAD.search(lead) else "described"
 
 
-def _framed(text: str, paragraph_start: int, paragraph_end: int, start: int, end: int) -> bool:
+DEFINABLE_WEIGHT = 0.2
+"""A hit of a catch-all rule this weak ("ignore orders") can be a name a text defines, as can a
+claim of authority ("SYSTEM OVERRIDE"); a specific override ("ignore all previous instructions")
+followed by a colon is performed."""
+
+
+def _framed(text: str, paragraph_start: int, paragraph_end: int, start: int, end: int,
+            rule: Rule) -> bool:
     before = text[max(paragraph_start, start - _FRAME_CHARS) : start]
     after = text[end : min(paragraph_end, end + _FRAME_CHARS)]
-    return bool(FRAMING.search(before) or FRAMING_AFTER.search(after))
+    definable = rule.signal == "authority_claim" or rule.weight <= DEFINABLE_WEIGHT
+    return bool(FRAMING.search(before) or FRAMING_AFTER.search(after)
+                or (definable and DEFINED_AFTER.search(after)))
 
 
 def _introduced(layout: Layout, number: int) -> bool:
@@ -374,7 +384,7 @@ def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit
             if where == "prose" and layout.quoted(start, match.end()):
                 where = "quoted"
             mood = _mood(text, paragraph.start, start) if rule.imperative else "direct"
-            framed = _framed(text, paragraph.start, paragraph.end, start, match.end()) or (
+            framed = _framed(text, paragraph.start, paragraph.end, start, match.end(), rule) or (
                 where in ("quote", "code") and _introduced(layout, number))
             factor = CHANNEL_FACTOR[channel] * CONTEXT_FACTOR[where] * MOOD_FACTOR[mood]
             if framed:
