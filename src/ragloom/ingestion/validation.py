@@ -355,9 +355,10 @@ def _prose_block(layout: Layout, number: int, about_formats: bool) -> bool:
     with no language, next to no code characters, not introduced by a paragraph ending in a
     colon ("… in grey text, was:"), in a text that does not talk about prompt formats or attacks."""
     paragraph = layout.paragraphs[number]
-    if about_formats or paragraph.context != "code" or not _BARE_FENCE.match(layout.text, paragraph.start):
+    if about_formats or not _BARE_FENCE.match(layout.text, paragraph.start):
         return False
-    if number and layout.text[:layout.paragraphs[number - 1].end].rstrip(" *_").endswith(":"):
+    previous = layout.paragraphs[number - 1] if number else None
+    if previous and layout.text[previous.start:previous.end].rstrip(" *_").endswith(":"):
         return False
     body = _RULE_LINE.sub("", FENCE_LINE.sub("", layout.text[paragraph.start:paragraph.end]))
     letters = sum(c.isalpha() for c in body)
@@ -378,9 +379,10 @@ def _hits(layout: Layout, channel: str, index: int, deadline: float) -> list[Hit
             number = layout.paragraph_at(start)
             paragraph = layout.paragraphs[number]
             where = paragraph.context
-            if where == "code" and prose_blocks.setdefault(
-                    number, _prose_block(layout, number, about_formats)):
-                where = "prose"
+            if where == "code":
+                if number not in prose_blocks:
+                    prose_blocks[number] = _prose_block(layout, number, about_formats)
+                where = "prose" if prose_blocks[number] else where
             if where == "prose" and layout.quoted(start, match.end()):
                 where = "quoted"
             mood = _mood(text, paragraph.start, start) if rule.imperative else "direct"
