@@ -108,9 +108,6 @@ _TRIGGERS = {
         "developer god maintenance admin debug sudo vous du sans ohne"
         " answer respond reply act behave speak continue ai assistant model bot stay zero"
         " comply fulfil fulfill carry from never breaks break"
-        " favour favor favours favors ask asks addressed directed written meant intended pour toute tout chaque"
-        " outil outils logiciel logiciels programme programmes systeme systemes robots destinee"
-        " destine destinees destines sprachmodell sprachmodelle und oder et ou"
     ),
     "system_prompt_marker": "system instruction instructions human user inst sys admin prompt directive system_prompt developer systeme sistema role",
     "authority_claim": (
