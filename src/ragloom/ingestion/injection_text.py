@@ -39,6 +39,9 @@ _ZERO_WIDTH = regex.compile(
 """Characters with no width that split a word when they stand between letters (zero-width
 spaces and joiners, word joiner, invisible operators, variation selectors); a soft hyphen is
 left out of the count: hyphenated prose has many."""
+_SELECTOR = regex.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+"""Variation selectors: they split a word only after a Latin letter; after a kanji (Japanese
+names, `葛󠄀`) or an emoji they choose its glyph."""
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _TAG_RUN = re.compile("(?<![\U0001f3f4\U000e0020-\U000e007e])[\U000e0020-\U000e007e]{3,}")
 """Unicode tag characters spelling text (ASCII smuggling); emoji flag sequences follow U+1F3F4."""
@@ -106,7 +109,8 @@ def obfuscation(raw: str) -> set[str]:
         return found
     if _TAG_RUN.search(raw):
         found.add("unicode_tags")
-    zero_width = sum(1 for m in _ZERO_WIDTH.finditer(raw) if _between_letters(raw, m.start()))
+    zero_width = sum(1 for m in _ZERO_WIDTH.finditer(raw) if _between_letters(raw, m.start())
+                     and (raw[m.start() - 1].isascii() or not _SELECTOR.match(m.group())))
     if zero_width >= _MANY_ZERO_WIDTH:
         found.add("zero_width_many")
     elif zero_width >= 3:
@@ -336,7 +340,7 @@ def payloads(raw: str) -> list[tuple[str, str]]:
         if len(found) >= _MAX_PAYLOADS:
             return found
     for match in _HEX_RUN.finditer(raw):
-        text = _readable(bytes.fromhex(_NOT_HEX.sub("", match.group().replace("\\x", ""))))
+        text = _readable(bytes.fromhex(_NOT_HEX.sub("", match.group())))
         if text:
             found.append(("hex", text))
         if len(found) >= _MAX_PAYLOADS:
