@@ -316,14 +316,19 @@ def _framed(text: str, paragraph_start: int, paragraph_end: int, start: int, end
                 or (definable and DEFINED_AFTER.search(after)))
 
 
+def _ends_in_colon(text: str) -> bool:
+    """Whether text ends in a colon, before trailing spaces and Markdown emphasis ("**Note:**")."""
+    return text.rstrip(" *_").endswith(":")
+
+
 def _introduced(layout: Layout, number: int) -> bool:
     """Whether the paragraph before a quote or code block introduces it as an example ("The classic
     example that made headlines:"): a colon ends it and a framing word stands in its last words."""
     if number == 0:
         return False
     previous = layout.paragraphs[number - 1]
-    lead = layout.text[max(previous.start, previous.end - _FRAME_CHARS) : previous.end].rstrip(" *_")
-    return previous.context == "prose" and lead.endswith(":") and bool(FRAMING.search(lead))
+    lead = layout.text[max(previous.start, previous.end - _FRAME_CHARS) : previous.end]
+    return previous.context == "prose" and _ends_in_colon(lead) and bool(FRAMING.search(lead))
 
 
 def _matches(rule: Rule, layout: Layout, words: list[set[str]], deadline: float) -> Iterator[Any]:
@@ -358,7 +363,7 @@ def _prose_block(layout: Layout, number: int, about_formats: bool) -> bool:
     if about_formats or not _BARE_FENCE.match(layout.text, paragraph.start):
         return False
     previous = layout.paragraphs[number - 1] if number else None
-    if previous and layout.text[previous.start:previous.end].rstrip(" *_").endswith(":"):
+    if previous and _ends_in_colon(layout.text[previous.start:previous.end]):
         return False
     body = _RULE_LINE.sub("", FENCE_LINE.sub("", layout.text[paragraph.start:paragraph.end]))
     letters = sum(c.isalpha() for c in body)
@@ -492,8 +497,8 @@ def _heading_addresses(hits: list[Hit], layouts: list[tuple[str, Layout]]) -> di
         layout = layouts[index][1]
         paragraphs = layout.paragraphs
         here = paragraphs[number]
-        if number + 1 < len(paragraphs) and (here.end - here.start <= HEADING_CHARS or (
-                layout.text[here.start:here.end].rstrip(" *_").endswith(":"))):
+        if number + 1 < len(paragraphs) and (here.end - here.start <= HEADING_CHARS
+                                             or _ends_in_colon(layout.text[here.start:here.end])):
             carried[(channel, index, number + 1)] = paragraphs[number + 1].start
     return carried
 
