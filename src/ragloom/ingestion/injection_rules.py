@@ -375,7 +375,7 @@ RULES: tuple[Rule, ...] = (
        imperative=True),
     _r("instruction_override", 1.1,
        rf"\b(?:{_OVERRIDE_EN}|{_SOFT_OVERRIDE_EN})\s+(?:whatever|any|all|the|each|every)\s+(?:of\s+the\s+)?"
-       rf"(?:[\w-]+\s+){{0,2}}?(?:{_TARGET_EN}|criteria|guidance)\s+{_GIVEN_YOU_EN}", imperative=True),
+       rf"(?:[\w-]+\s+){{0,2}}?(?:{_TARGET_EN}|criteria)\s+{_GIVEN_YOU_EN}", imperative=True),
     _r("instruction_override", 0.6,
        rf"\b{_OVERRIDE_EN}\s+(?:the\s+)?above\s+and\b", imperative=True),
     _r("instruction_override", 0.5,
