@@ -301,6 +301,10 @@ _SECRET_OBJECT = (
     r"(?:the\s+)?user'?s\s+(?:\w+\s+)?(?:data|e-?mails?|address|messages|files|password|details))"
 )
 _DESTINATION = r"(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+_SHOW_EN = (r"(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|type\s+out|"
+            r"spell\s+out|copy|paste|quote|list|give|return|echo|include|reproduce)")
+"""Verbs that ask for a text to be shown ("reveal", "write out", "paste"): a prompt leak's head, where
+what is shown names a model's own text ("the instructions you were started with")."""
 _LINK_QUERY = r"!?\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^\s)>]{0,300}?[?&]"
 """A Markdown link or image up to the start of a query parameter."""
 _SENSITIVE = (
@@ -658,6 +662,7 @@ RULES: tuple[Rule, ...] = (
        r"prior\s+to)\s+(?:this|now|here)\b[^.\n]{0,40}?\b(?:void|invalid|cancell?ed|obsolete|revoked|"
        r"suspended|no\s+longer\s+appl(?:y|ies))\b"),
     # -- prompt leaking ----------------------------------------------------------------------
+    # not _SHOW_EN: "include / copy / quote the system prompt" are steps in an API's documentation
     _r("prompt_leak", 1.0,
        r"\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|recite|write\s+out|"
        r"spell\s+out|give|provide|return|echo|type\s+out)\s+(?:me\s+|us\s+|back\s+)?(?:(?:the|your|"
@@ -668,25 +673,23 @@ RULES: tuple[Rule, ...] = (
        r"you\s+received|above)|(?:text|words|everything|messages?)\s+above)\b", imperative=True),
     _r("prompt_leak", 1.0,
        r"\brepeat\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:text|words|everything|messages?|lines?)\s+"
-       r"(?:above|before)\b|\b(?:print|output|show|reveal|disclose)\s+(?:every|each|all|any)\s+"
+       rf"(?:above|before)\b|\b{_SHOW_EN}\s+(?:every|each|all|any)\s+"
        r"(?:instruction|rule|prompt)s?\s+you\s+(?:were|have\s+been)\s+given\b", imperative=True),
     _r("prompt_leak", 1.0,
-       r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|"
-       r"type\s+out|spell\s+out|copy|paste|quote|list|give|return|echo)\b[^.\n]{0,80}?\b(?:directions|"
+       rf"\b{_SHOW_EN}\b[^.\n]{{0,80}}?\b(?:directions|"
        r"instructions|rules|guidelines|prompts?|text|messages?|setup|configuration)\s+(?:that\s+|"
        r"which\s+)?you\s+(?:were|have\s+been|got|are\s+being)\s+(?:started|initiali[sz]ed|configured|"
        r"set\s+up|launched|booted|primed|seeded|spun\s+up|deployed|created|loaded|run|programmed)"
        r"(?:\s+(?:up\s+)?with)?\b", imperative=True),
     _r("prompt_leak", 1.0,
-       r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|type\s+out|"
-       r"copy|paste|quote|list|give|return|echo|include|append|add|contains?|containing|reply\s+"
-       r"(?:first\s+)?with|respond\s+(?:first\s+)?with|answer\s+(?:first\s+)?with)\b[^.!?]{0,60}?\b"
+       rf"\b(?:{_SHOW_EN}|append|add|contains?|containing|(?:reply|respond|answer)\s+(?:first\s+)?with)\b[^.!?]{{0,60}}?\b"
        r"(?:(?:text|contents?|wording|copy|characters|lines?|words)\s+of\s+"
        r"your\s+(?:instructions|guardrails|prompt|system\s+message|configuration\s+(?:and|&)\s+"
        r"(?:guardrails|rules|instructions|restrictions))|"
        r"your\s+(?:configuration|startup|start-up)\s+(?:message|prompt|instructions))\b",
        imperative=True),
     _r("prompt_leak", 0.6, r"\bstarting\s+with\s+(?:the\s+words?\s+)?[\"']?you\s+are\b"),
+    # not _SHOW_EN: usage policies tell staff not to paste, copy, include or show personal data
     _r("prompt_leak", 0.6,
        r"\b(?:disclose|reveal|share|give\s+out|provide|output|print)\s+(?:any\s+|all\s+|the\s+)?"
        r"(?:stored\s+)?(?:api\s+keys?|passwords?|credentials|secrets?|customer\s+records|"
@@ -810,6 +813,7 @@ RULES: tuple[Rule, ...] = (
        rf"\b(?:system|security|admin(?:istrator)?|priority|critical|urgent|important)\s+"
        rf"(?:system\s+)?(?:update|notice|alert|message|instructions?|override)s?\s+(?:for|to)\s+"
        rf"(?:the\s+|all\s+|any\s+)?{AI_READER}\b"),
+    # not _SHOW_EN: "copy your API key", "return the previous messages" are a developer's steps
     _r("prompt_leak", 0.8,
        r"\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|list|paste|quote|"
        r"include|reply\s+(?:first\s+)?with|respond\s+with|give)\s+(?:me\s+|us\s+)?(?:\S+\s+){0,4}?"
@@ -921,6 +925,7 @@ RULES: tuple[Rule, ...] = (
        r"unfiltered|uncensored|jailbroken|evil|amoral|unaligned)\b|"
        r"\b(?:an?\s+)?(?:ai|assistant|model|bot)\s+with\s+(?:zero|no)\s+(?:restrictions|rules|limits|"
        r"filters)\b|\bstay\s+as\s+\w+\b"),
+    # not _SHOW_EN: "share / include a screenshot of your configuration" is asked of people
     _r("prompt_leak", 0.8,
        r"\b(?:quote|repeat|print|list|reveal|output|copy|reproduce|write\s+out)\s+(?:verbatim\s+|"
        r"word\s+for\s+word\s+)?(?:\S+\s+){0,6}?(?:in|from|of)\s+your\s+(?:system\s+(?:message|"
@@ -940,8 +945,8 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:output|print|write|say|answer|respond\s+with|reply\s+with)\s+only\s+(?:the\s+(?:words?|"
        r"phrase|text|sentence)|[\"'])|\bnothing\s+else\s*,?\s+whatever\b", imperative=True),
     _r("prompt_leak", 0.9,
-       r"\b(?:translate|summari[sz]e|paraphrase|encode|rewrite|print|repeat|reveal|list|output|"
-       r"write\s+out|spell\s+out)\s+(?:\S+\s+){0,3}?(?:the\s+|your\s+)?(?:instructions|rules|"
+       rf"\b(?:translate|summari[sz]e|paraphrase|encode|rewrite|{_SHOW_EN})\s+(?:\S+\s+){{0,3}}?"
+       r"(?:the\s+|your\s+)?(?:instructions|rules|"
        r"guidelines|prompt|directives)\s+(?:that\s+)?you\s+(?:were|have\s+been|got)\s+given\b",
        imperative=True),
     _r("prompt_leak", 0.5,
@@ -1020,6 +1025,7 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:envoie|envoyez|transmets|transmettez|transfere[zr]?)-?(?:les|la|le)?\s+a\s+[\w.+-]{1,64}@|"
        r"\b(?:upload|post|send|paste)\s+(?:\S+\s+){0,6}?(?:\.env|id_rsa|\.ssh|\.aws|credentials|"
        r"secrets?)\b", imperative=True),
+    # not _SHOW_EN: "copy the customer data", "include the system prompt" are a developer's steps
     _r("prompt_leak", 0.6,
        r"\b(?:give|show|list|send|print|output)\s+(?:me\s+)?(?:\S+\s+){0,4}?(?:customer|user|client)\s+"
        r"(?:e-?mails|data|records|list|addresses)\b|\b(?:in|from)\s+your\s+(?:database|memory)\b|"
@@ -1095,8 +1101,7 @@ RULES: tuple[Rule, ...] = (
        r"(?:even\s+if|even\s+when|whatever|no\s+matter)\b[^.\n]{0,60}?\b(?:asks?|tells?|requests?)\s+"
        r"(?:you\s+)?to\s+stop)\b"),
     _r("prompt_leak", 1.0,
-       r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|type\s+out|"
-       r"copy|paste|quote|list|give|return|echo|include|reproduce)\b[^.!?]{0,100}?\b(?:(?:your|its)\s+"
+       rf"\b{_SHOW_EN}\b[^.!?]{{0,100}}?\b(?:(?:your|its)\s+"
        r"(?:(?:full|entire|complete|whole|exact)\s+){0,2}(?:hidden|secret|internal|initial|original|start-?up|"
        r"setup|set-up|boot|launch|pre-?loaded|behind-the-scenes)\s+(?:setup|set-up|configuration|config|"
        r"brief(?:ing)?|persona|directions|preamble)\b(?!\s+(?:page|guide|wizard|screen|menu|sheet|file|form|"
@@ -1109,8 +1114,7 @@ RULES: tuple[Rule, ...] = (
        r"launched))|(?:was|were|has\s+been|have\s+been)\s+(?:started|initiali[sz]ed|configured|set\s+up|"
        r"launched|primed|loaded|booted)\s+(?:up\s+)?with))\b", imperative=True),
     _r("prompt_leak", 0.6,
-       r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|list|echo|include|paste|"
-       r"quote|copy)\b[^.!?]{0,80}?\b(?:environment\s+variables|env\s+vars|(?:earlier|previous|prior|"
+       rf"\b{_SHOW_EN}\b[^.!?]{{0,80}}?\b(?:environment\s+variables|env\s+vars|(?:earlier|previous|prior|"
        r"other)\s+(?:turns|exchanges)|(?:names|titles)\s+of\s+(?:every|each|all|any)\s+(?:other\s+)?"
        r"documents?\s+in\s+(?:its|your|the)\s+context|(?:keys|urls|tokens|secrets)\s+in\s+(?:its|your)\s+"
        r"(?:configuration|config|setup|context))\b", imperative=True, needs_address=True),
@@ -1162,8 +1166,7 @@ RULES: tuple[Rule, ...] = (
        r"\bnpm\s+publish\b|--registry[ =]https?://|--extra-index-url\b|\bcontinue-on-error:\s*true\b|"
        r"\brequest\s+auto-?merge\b|\bauto-?merge\s+(?:it|the\s+(?:pr|pull\s+request))\b"),
     _r("prompt_leak", 1.0,
-       r"\b(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|type\s+out|"
-       r"copy|paste|quote|list|give|return|echo|include|reproduce|tell\s+(?:me|us))\b[^.!?]{0,80}?\b(?:"
+       rf"\b(?:{_SHOW_EN}|tell\s+(?:me|us))\b[^.!?]{{0,80}}?\b(?:"
        r"(?:text|words|everything|instructions|messages?|content)\s+(?:that\s+)?(?:came|comes|come|appears?|"
        r"stood|was\s+written|is\s+written)\s+before\s+(?:the\s+user'?s\s+first\s+message|this\s+"
        r"(?:conversation|chat|session)|the\s+(?:first\s+)?user\s+(?:turn|message)|my\s+first\s+message)|"
