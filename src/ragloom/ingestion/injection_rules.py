@@ -655,8 +655,10 @@ RULES: tuple[Rule, ...] = (
        r"(?:betreiber|entwickler|anbieter|system)\b"),
     _r("authority_claim", 1.0,
        r"\b(?:replaces?|supersedes?|overrides?|voids?|cancels?|revokes?)\s+(?:every|all|any|each)\s+"
-       r"(?:\w+\s+)?(?:directives?|instructions?|rules|guidelines|prompts?|configuration)\s+(?:in|of|"
-       r"from)\s+your\s+(?:context|prompt|memory|session|conversation|configuration|instructions)\b|"
+       r"(?:(?:\w+\s+)?(?:directives?|instructions?|rules|guidelines|prompts?|configuration)\s+(?:in|of|"
+       r"from)\s+your\s+(?:context|prompt|memory|session|conversation|configuration|instructions)|"
+       r"(?:[\w-]+,?\s+){0,6}?(?:configured|set\s+up|given|loaded|defined|programmed)\s+(?:for|to|into)\s+"
+       rf"(?:you|(?:the|this|any|every)\s+(?:[\w-]+\s+){{0,2}}?{AI_READER}))\b|"
        r"\b(?:everything|anything|all|whatever)\s+(?:(?:that\s+)?(?:was|were|has\s+been|is)\s+)?"
        r"(?:configured|set\s+up|written|given|programmed)\s+(?:for|to)\s+you\s+(?:before|above|until|"
        r"prior\s+to)\s+(?:this|now|here)\b[^.\n]{0,40}?\b(?:void|invalid|cancell?ed|obsolete|revoked|"
@@ -1118,10 +1120,6 @@ RULES: tuple[Rule, ...] = (
        r"other)\s+(?:turns|exchanges)|(?:names|titles)\s+of\s+(?:every|each|all|any)\s+(?:other\s+)?"
        r"documents?\s+in\s+(?:its|your|the)\s+context|(?:keys|urls|tokens|secrets)\s+in\s+(?:its|your)\s+"
        r"(?:configuration|config|setup|context))\b", imperative=True, needs_address=True),
-    _r("authority_claim", 1.0,
-       rf"\b(?:replaces?|supersedes?|overrides?|voids?|cancels?|revokes?)\s+(?:every|all|any|each)\s+"
-       rf"(?:[\w-]+,?\s+){{0,6}}?(?:configured|set\s+up|given|loaded|defined|programmed)\s+(?:for|to|into)\s+"
-       rf"(?:you|(?:the|this|any|every)\s+(?:[\w-]+\s+){{0,2}}?{AI_READER})\b"),
     _r("authority_claim", 0.7,
        r"(?:^|[:;.]\s*|\b(?:runtime|assistant|model|agent|bot)\s*:\s*)(?:all\s+)?(?:prior|previous|"
        r"earlier|existing|original|current)\s+(?:configuration|config|directives|programming|persona|"
