@@ -519,6 +519,9 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:sage|sag|sagen\s+sie)\s+dem\s+(?:benutzer|nutzer|leser|kunden)\b|"
        r"\b(?:empfiehl|empfehle|empfehlen\s+sie)\s+dem\s+(?:nutzer|benutzer|leser)|"
        r"\bfassen\s+sie\s+(?:\S+\s+){1,6}?als\b", imperative=True),
+    # an output drawn from this text, prescribed: an assessment "generated / drawn from this …" or a
+    # summary "of / based on this …"; only a summary after "the" ("the reports generated from this
+    # form must include the date" is a specification)
     _r("answer_steering", 0.5,
        r"\b(?:any|every|each|all)\s+(?:[\w-]{1,20},?\s+){0,4}?(?:overviews?|summar(?:y|ies)|"
        r"reviews?|digests?|recommendations?|assessments?|conclusions?|answers?|reports?|evaluations?|"
@@ -526,7 +529,14 @@ RULES: tuple[Rule, ...] = (
        r"derived|produced|compiled|built|written)\s+(?:from|on|out\s+of)\s+(?:this|these)\s+"
        r"(?:[\w-]{1,20}\s+){0,3}?(?:is\s+required\s+to|are\s+required\s+to|must|shall|has\s+to|"
        r"have\s+to)\s+(?:read|state|say|give|rate|conclude|describe|include|mention|recommend|"
-       r"call|present|list)\b"),
+       r"call|present|list)\b|"
+       r"\b(?:any|every|each|the)\s+(?:[\w-]{1,20},?\s+){0,4}?(?:summary|summaries|overviews?|shortlists?|"
+       r"rankings?|comparisons?|round-?ups?|digests?|recaps?|short\s+version|write-?ups?|synops[ie]s)\s+"
+       r"(?:(?:[\w-]{1,20}\s+){0,2}?(?:of|from|on|for|drawing\s+on|(?:that|which)\s+draws?\s+on|based\s+on|"
+       r"produced\s+from|generated\s+from|made\s+from|built\s+from|drawn\s+from|derived\s+from))\s+"
+       r"(?:this|these)\s+(?:[\w-]{1,20}\s+)?[\w-]{2,20}\s+(?:should|must|shall|is\s+to|are\s+to|"
+       r"needs?\s+to|has\s+to|have\s+to|will)\s+(?:always\s+)?(?:read|say|state|place|put|rank|list|"
+       r"describe|call|mention|recommend|include|present|conclude|give|rate|score|show|name|treat)\b"),
     # -- keeping the user in the dark ---------------------------------------------------------
     _r("secrecy", 0.45,
        r"\b(?:do\s+not|don't|never|without)\s+(?:ever\s+)?(?:mention(?:ing)?|tell(?:ing)?|"
@@ -1133,14 +1143,6 @@ RULES: tuple[Rule, ...] = (
        rf"\b(?:policy|operating|configuration|precedence|administrative|governance|compliance|mandatory|"
        rf"operator|runtime)\s+(?:policy\s+)?(?:update|notice|alert|message|instructions?|directive|change|"
        rf"bulletin)s?\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+|every\s+)?{AI_READER}\b"),
-    _r("answer_steering", 0.5,
-       r"\b(?:any|every|each|the)\s+(?:[\w-]{1,20},?\s+){0,4}?(?:summary|summaries|overviews?|shortlists?|"
-       r"rankings?|comparisons?|round-?ups?|digests?|recaps?|short\s+version|write-?ups?|synops[ie]s)\s+"
-       r"(?:(?:[\w-]{1,20}\s+){0,2}?(?:of|from|on|for|drawing\s+on|(?:that|which)\s+draws?\s+on|based\s+on|"
-       r"produced\s+from|generated\s+from|made\s+from|built\s+from|drawn\s+from|derived\s+from))\s+"
-       r"(?:this|these)\s+(?:[\w-]{1,20}\s+)?[\w-]{2,20}\s+(?:should|must|shall|is\s+to|are\s+to|"
-       r"needs?\s+to|has\s+to|have\s+to|will)\s+(?:always\s+)?(?:read|say|state|place|put|rank|list|"
-       r"describe|call|mention|recommend|include|present|conclude|give|rate|score|show|name|treat)\b"),
     _r("answer_steering", 0.5,
        r"\b(?:carry|include|put|use|keep|repeat)\s+(?:in|into|in\s+to)\s+(?:any|every|each)\s+"
        r"[^.:\n]{0,80}?\b(?:that|which)\s+(?:draws?\s+on|uses?|cites?|quotes?|summari[sz]es?|"
