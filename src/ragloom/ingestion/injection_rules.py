@@ -301,10 +301,10 @@ _SECRET_OBJECT = (
     r"(?:the\s+)?user'?s\s+(?:\w+\s+)?(?:data|e-?mails?|address|messages|files|password|details))"
 )
 _DESTINATION = r"(?:https?://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
-_SHOW_EN = (r"(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|type\s+out|"
-            r"spell\s+out|copy|paste|quote|list|give|return|echo|include|reproduce)")
-"""Verbs that ask for a text to be shown ("reveal", "write out", "paste"): a prompt leak's head, where
-what is shown names a model's own text ("the instructions you were started with")."""
+_SHOW_EN = (r"(?:reveal|print|show|output|repeat|display|dump|disclose|share|recite|write\s+out|"
+            r"type\s+out|spell\s+out|copy|paste|quote|list|give|return|echo|include|reproduce)")
+"""Verbs that ask for a text to be shown ("reveal", "write out", "paste"): a prompt leak's head,
+where what is shown names a model's own text ("the instructions you were started with")."""
 _LINK_QUERY = r"!?\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^\s)>]{0,300}?[?&]"
 """A Markdown link or image up to the start of a query parameter."""
 _SENSITIVE = (
@@ -519,9 +519,9 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:sage|sag|sagen\s+sie)\s+dem\s+(?:benutzer|nutzer|leser|kunden)\b|"
        r"\b(?:empfiehl|empfehle|empfehlen\s+sie)\s+dem\s+(?:nutzer|benutzer|leser)|"
        r"\bfassen\s+sie\s+(?:\S+\s+){1,6}?als\b", imperative=True),
-    # an output drawn from this text, prescribed: an assessment "generated / drawn from this …" or a
-    # summary "of / based on this …"; only a summary after "the" ("the reports generated from this
-    # form must include the date" is a specification)
+    # an output drawn from this text, prescribed: an assessment "generated / drawn from this …" or
+    # a summary "of / based on this …"; only a summary after "the" ("the reports generated from
+    # this form must include the date" is a specification)
     _r("answer_steering", 0.5,
        r"\b(?:any|every|each|all)\s+(?:[\w-]{1,20},?\s+){0,4}?(?:overviews?|summar(?:y|ies)|"
        r"reviews?|digests?|recommendations?|assessments?|conclusions?|answers?|reports?|evaluations?|"
@@ -665,9 +665,10 @@ RULES: tuple[Rule, ...] = (
        r"(?:betreiber|entwickler|anbieter|system)\b"),
     _r("authority_claim", 1.0,
        r"\b(?:replaces?|supersedes?|overrides?|voids?|cancels?|revokes?)\s+(?:every|all|any|each)\s+"
-       r"(?:(?:\w+\s+)?(?:directives?|instructions?|rules|guidelines|prompts?|configuration)\s+(?:in|of|"
-       r"from)\s+your\s+(?:context|prompt|memory|session|conversation|configuration|instructions)|"
-       r"(?:[\w-]+,?\s+){0,6}?(?:configured|set\s+up|given|loaded|defined|programmed)\s+(?:for|to|into)\s+"
+       r"(?:(?:\w+\s+)?(?:directives?|instructions?|rules|guidelines|prompts?|configuration)\s+"
+       r"(?:in|of|from)\s+your\s+(?:context|prompt|memory|session|conversation|configuration|"
+       r"instructions)|(?:[\w-]+,?\s+){0,6}?(?:configured|set\s+up|given|loaded|defined|"
+       r"programmed)\s+(?:for|to|into)\s+"
        rf"(?:you|(?:the|this|any|every)\s+(?:[\w-]+\s+){{0,2}}?{AI_READER}))\b|"
        r"\b(?:everything|anything|all|whatever)\s+(?:(?:that\s+)?(?:was|were|has\s+been|is)\s+)?"
        r"(?:configured|set\s+up|written|given|programmed)\s+(?:for|to)\s+you\s+(?:before|above|until|"
@@ -694,7 +695,8 @@ RULES: tuple[Rule, ...] = (
        r"set\s+up|launched|booted|primed|seeded|spun\s+up|deployed|created|loaded|run|programmed)"
        r"(?:\s+(?:up\s+)?with)?\b", imperative=True),
     _r("prompt_leak", 1.0,
-       rf"\b(?:{_SHOW_EN}|append|add|contains?|containing|(?:reply|respond|answer)\s+(?:first\s+)?with)\b[^.!?]{{0,60}}?\b"
+       rf"\b(?:{_SHOW_EN}|append|add|contains?|containing|(?:reply|respond|answer)\s+(?:first\s+)?"
+       rf"with)\b[^.!?]{{0,60}}?\b"
        r"(?:(?:text|contents?|wording|copy|characters|lines?|words)\s+of\s+"
        r"your\s+(?:instructions|guardrails|prompt|system\s+message|configuration\s+(?:and|&)\s+"
        r"(?:guardrails|rules|instructions|restrictions))|"
@@ -1126,7 +1128,8 @@ RULES: tuple[Rule, ...] = (
        r"launched))|(?:was|were|has\s+been|have\s+been)\s+(?:started|initiali[sz]ed|configured|set\s+up|"
        r"launched|primed|loaded|booted)\s+(?:up\s+)?with))\b", imperative=True),
     _r("prompt_leak", 0.6,
-       rf"\b{_SHOW_EN}\b[^.!?]{{0,80}}?\b(?:environment\s+variables|env\s+vars|(?:earlier|previous|prior|"
+       rf"\b{_SHOW_EN}\b[^.!?]{{0,80}}?\b(?:environment\s+variables|env\s+vars|"
+       r"(?:earlier|previous|prior|"
        r"other)\s+(?:turns|exchanges)|(?:names|titles)\s+of\s+(?:every|each|all|any)\s+(?:other\s+)?"
        r"documents?\s+in\s+(?:its|your|the)\s+context|(?:keys|urls|tokens|secrets)\s+in\s+(?:its|your)\s+"
        r"(?:configuration|config|setup|context))\b", imperative=True, needs_address=True),
