@@ -44,11 +44,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "injection"
 FIT_SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4", "fresh2", "fresh3",
               "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11",
-              "fresh12")
+              "fresh12", "fresh13", "fresh14")
 """The splits the packaged fit of the semantic layer is made from (the held-out `fresh2` to
-`fresh12` are spent) and that `--leave-split-out` scores."""
-SPLITS = (*FIT_SPLITS, "fresh13", "fresh14")
-"""In the order written. `fresh13` and `fresh14` (scored once after round 7, spent) are outside the
+`fresh14` are spent) and that `--leave-split-out` scores."""
+SPLITS = (*FIT_SPLITS, "fresh15", "fresh16")
+"""In the order written. `fresh15` and `fresh16` (written blind during round 8) are outside the
 fit; a new held-out set joins here, outside the fit, until it is scored once."""
 
 
