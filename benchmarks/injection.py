@@ -6,6 +6,8 @@
                                    # the full screen on each split, its layer fitted without it
     python benchmarks/injection.py --leave-author-out [--threshold T] [--c C]
                                    # the layer on each exemplar author's lines, fitted without them
+    python benchmarks/injection.py --held-out-author EXEMPLARS_JSONL [--threshold T]
+                                   # the packaged layer on an author outside the fit
     python benchmarks/injection.py --refit [SPLIT ...] # fit the layer (exemplars + splits), write it
     python benchmarks/injection.py --benign-corpus /work/shared/data/scifact/corpus.jsonl \
                                    [--limit N] [--offset K]   # false flags in benign text
@@ -22,8 +24,10 @@ full screen (the shipped rules, then that fit) on the split left out, for each s
 mean and worst split over a sweep of thresholds. `--leave-author-out` fits the layer without one
 exemplar author's lines (the `source` key; with every fit split) and scores those lines, the layer
 alone, sentence by sentence: ROC AUC, recall at the threshold and at 5% benign false positives,
-benign false positives at the threshold; then mean and worst over the authors. The rules were
-developed on every split, so only the layer's part is out of sample. `--benign-corpus` counts what rules and layer flag in
+benign false positives at the threshold; then mean and worst over the authors
+(`--held-out-author`: the same figures for a file of sentences by an author no fit has seen, scored
+by the packaged layer). The rules were developed on every split, so only the layer's part is out
+of sample. `--benign-corpus` counts what rules and layer flag in
 benign text (SciFact abstracts): the false-flag check outside the labelled set.
 """
 
@@ -252,12 +256,41 @@ FIXED_FP = 0.05
 """The benign false-positive rate `--leave-author-out` reads recall at."""
 
 
+def _author_row(author: str, probability: np.ndarray, injected: np.ndarray,
+                threshold: float) -> tuple[float, float, float, float]:
+    """Print and return one author's figures: ROC AUC, recall at the threshold and at `FIXED_FP`
+    benign false positives, and the benign false-positive rate at the threshold."""
+    from sklearn.metrics import roc_auc_score  # type: ignore[import-untyped]
+
+    positive, benign = probability[injected], np.sort(probability[~injected])
+    at_fp = benign[int(np.ceil((1 - FIXED_FP) * len(benign))) - 1]
+    row = (float(roc_auc_score(injected, probability)), float(np.mean(positive >= threshold)),
+           float(np.mean(positive > at_fp)), float(np.mean(benign >= threshold)))
+    print(f"{author:8s} {len(positive):4d} {len(benign):4d} {row[0]:6.3f} {row[1]:7.3f} "
+          f"{row[2]:8.3f} {row[3]:7.3f}")
+    return row
+
+
+def held_out_author(path: Path, threshold: float) -> int:
+    """Score the sentences of a JSONL file of exemplars by an author outside the fit (the format of
+    `injection_addressing.jsonl`) with the packaged layer alone, as `--leave-author-out` scores a
+    left-out author."""
+    from ragloom.ingestion import injection_semantic as sem
+
+    exemplars = sem.load_exemplars(path)
+    rows = sem.matrix(sem.exemplar_windows(exemplars), _embedder().embed_array)
+    probability = sem.injection_detector(_embedder()).probabilities(rows)
+    print(f"\nheld-out author: {path.name}, the packaged layer alone, threshold {threshold:.2f}")
+    print(f"{'author':8s} {'inj':>4s} {'ben':>4s} {'auc':>6s} {'recall':>7s} "
+          f"{f'r@fp{FIXED_FP:.0%}':>8s} {'ben fp':>7s}")
+    _author_row(path.stem[-8:], probability, np.array(exemplars.labels) == sem.INJECTED, threshold)
+    return 0
+
+
 def leave_author_out(labels: list[dict[str, str]], c: float, threshold: float) -> int:
     """Fit the layer without one exemplar author's lines (with every fit split) and score that
     author's sentences, for each author: ROC AUC, recall at the threshold and at `FIXED_FP`
     benign false positives, and the benign false-positive rate at the threshold."""
-    from sklearn.metrics import roc_auc_score  # type: ignore[import-untyped]
-
     from ragloom.ingestion.injection_semantic import INJECTED, InjectionDetector, exemplar_sources
 
     matrix, names = _exemplar_rows()
@@ -271,14 +304,7 @@ def leave_author_out(labels: list[dict[str, str]], c: float, threshold: float) -
     for author in dict.fromkeys(sources):
         held = sources == author
         probability = InjectionDetector(fit_layer(train, c, ~held)).probabilities(matrix[held])
-        positive, benign = probability[injected[held]], np.sort(probability[~injected[held]])
-        at_fp = benign[int(np.ceil((1 - FIXED_FP) * len(benign))) - 1]
-        row = (float(roc_auc_score(injected[held], probability)),
-               float(np.mean(positive >= threshold)), float(np.mean(positive > at_fp)),
-               float(np.mean(benign >= threshold)))
-        figures.append(row)
-        print(f"{author:8s} {len(positive):4d} {len(benign):4d} {row[0]:6.3f} {row[1]:7.3f} "
-              f"{row[2]:8.3f} {row[3]:7.3f}")
+        figures.append(_author_row(author, probability, injected[held], threshold))
     table = np.array(figures)
     for name, row in (("mean", table.mean(0)), ("worst", (*table[:, :3].min(0), table[:, 3].max()))):
         print(f"{name:8s} {'':9s} {row[0]:6.3f} {row[1]:7.3f} {row[2]:8.3f} {row[3]:7.3f}")
@@ -357,6 +383,9 @@ def main() -> int:
                         help="with --leave-split-out or --leave-author-out: this C (of the "
                              "regression that picks each injected document's window), not the "
                              "packaged one")
+    parser.add_argument("--held-out-author", type=Path, metavar="EXEMPLARS_JSONL",
+                        help="score an exemplar file by an author outside the fit with the "
+                             "packaged layer alone (e.g. tests/data/injection/exemplars-ex-g.jsonl)")
     parser.add_argument("--refit", nargs="*", metavar="SPLIT",
                         help="fit the layer on the exemplars and these splits (default: all fit "
                              "splits) and write the packaged fit")
@@ -371,6 +400,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.benign_corpus is not None:
         return benign_corpus(args.benign_corpus, args.limit, args.offset)
+    if args.held_out_author is not None:
+        from ragloom.ingestion.injection_semantic import MIN_PROBABILITY
+
+        return held_out_author(args.held_out_author, args.threshold or MIN_PROBABILITY)
     with (SET / "labels.csv").open(encoding="utf-8") as handle:
         labels = list(csv.DictReader(handle))
     if args.refit is not None:

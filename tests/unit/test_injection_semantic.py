@@ -348,3 +348,13 @@ def test_exemplar_sources_name_an_author_for_each_exemplar_line_in_order(tmp_pat
                     '{"text": "b", "label": "injected", "source": "ex-z"}\n', encoding="utf-8")
     assert exemplar_sources(path) == ("none", "ex-z")
     assert len(exemplar_sources()) == len(load_exemplars().texts)
+
+
+def test_the_held_out_author_is_one_author_outside_the_fit() -> None:
+    from ragloom.ingestion.injection_semantic import exemplar_sources
+
+    path = Path(__file__).parents[1] / "data" / "injection" / "exemplars-ex-g.jsonl"
+    held = load_exemplars(path)
+    assert set(exemplar_sources(path)) == {"ex-g"} and set(held.labels) == {"injected", "benign"}
+    assert "ex-g" not in exemplar_sources()  # not merged into the fit's exemplars
+    assert not set(held.texts) & set(load_exemplars().texts)
