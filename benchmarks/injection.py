@@ -283,7 +283,8 @@ def held_out_author(path: Path, threshold: float) -> int:
     print(f"\nheld-out author: {path.name}, the packaged layer alone, threshold {threshold:.2f}")
     print(f"{'author':8s} {'inj':>4s} {'ben':>4s} {'auc':>6s} {'recall':>7s} "
           f"{f'r@fp{FIXED_FP:.0%}':>8s} {'ben fp':>7s}")
-    _author_row(path.stem[-8:], probability, np.array(exemplars.labels) == sem.INJECTED, threshold)
+    author = "+".join(sorted(set(sem.exemplar_sources(path))))
+    _author_row(author, probability, np.array(exemplars.labels) == sem.INJECTED, threshold)
     return 0
 
 
