@@ -156,11 +156,20 @@ class Expansion:
         if not _utf8_name(source_id):
             self.errors.append((_display(source_id), "the file name is not valid UTF-8: rename it"))
             return
-        first = self._inodes.setdefault((stat.st_dev, stat.st_ino), source_id)
+        if self.claim(source_id, (stat.st_dev, stat.st_ino)):
+            self.found[source_id] = (source_id, origin, "file", stat.st_size, stat.st_mtime_ns)
+
+    def claim(self, source_id: str, inode: tuple[int, int]) -> bool:
+        """Record source_id as the path of this device + inode; False, and the path skipped, when
+        another path of this expansion already holds it (a hard link, a second way in)."""
+        first = self._inodes.setdefault(inode, source_id)
         if first != source_id:
             self.skipped[source_id] = f"same file as {first}"
-            return
-        self.found[source_id] = (source_id, origin, "file", stat.st_size, stat.st_mtime_ns)
+        return first == source_id
+
+    def inodes(self) -> dict[str, tuple[int, int]]:
+        """The device + inode of each found file, by path."""
+        return {source_id: inode for inode, source_id in self._inodes.items()}
 
     def in_scope(self, source_id: str) -> bool:
         """Whether this expansion looked at source_id (always, unless change-fed)."""
@@ -472,16 +481,12 @@ def _add_changed(path: str, found: Expansion, follow_symlinks: bool) -> None:
         listed.add_file(path, stat, path)
     found.skipped.update(listed.skipped)
     found.errors.extend(listed.errors)
-    inode_of = {source_id: key for key, source_id in listed._inodes.items()}
+    inodes = listed.inodes()
     for source_id, (_sid, _origin, _kind, size, mtime_ns) in listed.found.items():
         spec = next((s for s in found.specs if s.kind != "url" and s.covers(source_id)), None)
         if spec is None:
             found.skipped[_display(source_id)] = "not under any source of this run"
-            continue
-        first = found._inodes.setdefault(inode_of[source_id], source_id)
-        if first != source_id:  # a hard link fed through another path of the same feed
-            found.skipped[source_id] = f"same file as {first}"
-        else:
+        elif found.claim(source_id, inodes[source_id]):  # not a hard link fed by another path
             found.found[source_id] = (source_id, spec.origin, "file", size, mtime_ns)
 
 
