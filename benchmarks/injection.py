@@ -158,11 +158,12 @@ def report(rows: list[dict[str, str]], split: str) -> dict[str, object]:
 
 
 
-@functools.lru_cache(maxsize=1)
-def _exemplar_rows() -> tuple[np.ndarray, tuple[str, ...]]:
+@functools.lru_cache(maxsize=2)
+def _exemplar_rows(path: Path | None = None) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The layer's input rows and labels of an exemplar file (default: the packaged exemplars)."""
     from ragloom.ingestion import injection_semantic as sem
 
-    exemplars = sem.load_exemplars()
+    exemplars = sem.load_exemplars(path or sem.EXEMPLARS)
     return sem.matrix(sem.exemplar_windows(exemplars), _embedder().embed_array), exemplars.labels
 
 
@@ -254,6 +255,8 @@ def leave_split_out(labels: list[dict[str, str]], tests: list[str], c: float,
 
 FIXED_FP = 0.05
 """The benign false-positive rate `--leave-author-out` reads recall at."""
+AUTHOR_HEADER = (f"{'author':8s} {'inj':>4s} {'ben':>4s} {'auc':>6s} {'recall':>7s} "
+                 f"{f'r@fp{FIXED_FP:.0%}':>8s} {'ben fp':>7s}")
 
 
 def _author_row(author: str, probability: np.ndarray, injected: np.ndarray,
@@ -277,14 +280,12 @@ def held_out_author(path: Path, threshold: float) -> int:
     left-out author."""
     from ragloom.ingestion import injection_semantic as sem
 
-    exemplars = sem.load_exemplars(path)
-    rows = sem.matrix(sem.exemplar_windows(exemplars), _embedder().embed_array)
+    rows, labels = _exemplar_rows(path)
     probability = sem.injection_detector(_embedder()).probabilities(rows)
     print(f"\nheld-out author: {path.name}, the packaged layer alone, threshold {threshold:.2f}")
-    print(f"{'author':8s} {'inj':>4s} {'ben':>4s} {'auc':>6s} {'recall':>7s} "
-          f"{f'r@fp{FIXED_FP:.0%}':>8s} {'ben fp':>7s}")
+    print(AUTHOR_HEADER)
     author = "+".join(sorted(set(sem.exemplar_sources(path))))
-    _author_row(author, probability, np.array(exemplars.labels) == sem.INJECTED, threshold)
+    _author_row(author, probability, np.array(labels) == sem.INJECTED, threshold)
     return 0
 
 
@@ -299,8 +300,7 @@ def leave_author_out(labels: list[dict[str, str]], c: float, threshold: float) -
     train = [r for r in labels if r["split"] in FIT_SPLITS]
     print(f"\nleave-author-out: the layer alone on each author's sentences, fitted on the other "
           f"authors and every fit split; C {c:g}, threshold {threshold:.2f}")
-    print(f"{'author':8s} {'inj':>4s} {'ben':>4s} {'auc':>6s} {'recall':>7s} "
-          f"{f'r@fp{FIXED_FP:.0%}':>8s} {'ben fp':>7s}")
+    print(AUTHOR_HEADER)
     figures = []
     for author in dict.fromkeys(sources):
         held = sources == author
