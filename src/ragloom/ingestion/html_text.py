@@ -49,9 +49,6 @@ _SIMPLE_SELECTOR = re.compile(r"^(?:[a-z][a-z0-9]{0,10})?([.#])([\w-]{1,80})$", 
 _CLIP = re.compile(r"rect\(\s*0|inset\(\s*(?:50%|100%)", re.IGNORECASE)
 TEXT_ATTRIBUTES = ("alt", "title", "aria-label", "aria-description", "placeholder")
 """Attributes whose text software reads but the page does not show."""
-DATA_WORDS = 4
-"""Words a `data-*` attribute needs before its value counts as text (not an id, a flag, a class
-list or a short label): a pipeline that reads raw HTML reads it, a person never sees it."""
 _DATA_SCRIPT = re.compile(r"^(?:text/plain|text/markdown|text/x-[\w.-]{1,40}|application/(?:ld\+)?json)$")
 """`<script>` types that hold data (JSON, plain text, templates) rather than code to run."""
 
@@ -210,13 +207,10 @@ class _Walk:
 
 def _attribute_texts(tag: Tag) -> list[str]:
     """The text of tag's attributes that software reads and the page does not show (alt, title,
-    labels, placeholders), the value of a hidden form field when it holds words, and a `data-*`
-    attribute that holds a phrase (`DATA_WORDS` words or more)."""
+    labels, placeholders), and the value of a hidden form field when it holds words."""
     names = [name for name in TEXT_ATTRIBUTES if tag.get(name)]
     if str(tag.get("type", "")).lower() == "hidden" and " " in str(tag.get("value", "")).strip():
         names.append("value")
-    names += [name for name in tag.attrs if str(name).startswith("data-")
-              and len(str(tag.get(name)).split()) >= DATA_WORDS]
     texts = [_WHITESPACE.sub(" ", str(tag.get(name))).strip() for name in names]
     return [text for text in texts if text]
 

@@ -135,10 +135,7 @@ _OUTPUT = (
     r"replies|summar(?:y|ies)|responses?|readers?|systems?|tools?)|whoever|anyone|anybody|"
     r"(?:readers?|users?|customers?|visitors?|people)\s+(?:must|should|are\s+to)\s+be\s+told|"
     r"reponses?|resumes?|quiconque|antworten?|zusammenfassung(?:en)?|wer\s+\w+|respuestas?|"
-    r"resumen(?:es)?|quien|rispost[ae]|riassunt[oi]|chiunque|"
-    r"digests?|overviews?|recaps?|round-?ups?|synops(?:is|es)|precis|tl;?\s?dr|briefings?|"
-    r"write-?ups?|(?:condensed|short(?:er)?|abridged)\s+versions?|respostas?|resumos?|"
-    r"antwoord(?:en)?|samenvatting(?:en)?|sintesi|sintesis)"
+    r"resumen(?:es)?|quien|rispost[ae]|riassunt[oi]|chiunque)"
 )
 _PRESCRIBED = regex.compile(
     rf"\b{_OUTPUT}\b[^.!?\n]{{0,120}}?\b(?:must|should|shall|always|never|only|(?:is|are)\s+to|"
@@ -254,6 +251,8 @@ def document_windows(doc: SourceDocument) -> list[Window]:
     for channel, raw in channels(doc):
         layout = lay_out(raw, VOCABULARY)
         for paragraph in layout.paragraphs:
+            if paragraph.context == "code":
+                continue
             text = layout.text[paragraph.start:paragraph.end]
             if paragraph.context == "quote":
                 text = _QUOTE_INDENT.sub("", text)
