@@ -48,11 +48,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "injection"
 FIT_SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4", "fresh2", "fresh3",
               "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11",
-              "fresh12", "fresh13", "fresh14")
+              "fresh12", "fresh13", "fresh14", "fresh15", "fresh16")
 """The splits the packaged fit of the semantic layer is made from (the held-out `fresh2` to
-`fresh14` are spent) and that `--leave-split-out` scores."""
-SPLITS = (*FIT_SPLITS, "fresh15", "fresh16")
-"""In the order written. `fresh15` and `fresh16` (written blind during round 8) are outside the
+`fresh16` are spent) and that `--leave-split-out` scores."""
+SPLITS = (*FIT_SPLITS, "fresh17", "fresh18")
+"""In the order written. `fresh17` and `fresh18` (written blind during round 9) are outside the
 fit; a new held-out set joins here, outside the fit, until it is scored once."""
 
 
@@ -173,16 +173,18 @@ def fit_layer(labels: list[dict[str, str]], c: float,  # type: ignore[no-untyped
     of these labelled sources.
 
     Every window of a benign source is benign. An injected source holds benign sentences too
-    (multiple instance): only its window a first fit (a logistic regression on the exemplars)
-    scores highest is `injected`; its other windows are left out.
+    (multiple instance): only its window a first fit (a logistic regression on the exemplars'
+    embeddings and hand features, not their n-grams) scores highest is `injected`; its other
+    windows are left out.
     """
-    from ragloom.ingestion.injection_semantic import InjectionDetector, fit_rows
+    from ragloom.ingestion.injection_semantic import NGRAM_FEATURES, InjectionDetector, fit_rows
     from ragloom.providers.exemplar_model import fit_matrix
 
     matrix, names = _exemplar_rows()
     if keep is not None:
         matrix, names = matrix[keep], tuple(np.array(names)[keep])
-    first = InjectionDetector(fit_matrix(matrix, names, c))
+    dense = slice(0, -NGRAM_FEATURES)
+    first = InjectionDetector(fit_matrix(matrix[:, dense], names, c))
     parts, part_labels = [matrix], list(names)
     for row in labels:
         rows = _rows(row["file"])
@@ -192,7 +194,7 @@ def fit_layer(labels: list[dict[str, str]], c: float,  # type: ignore[no-untyped
             parts.append(rows)
             part_labels += ["benign"] * len(rows)
         else:
-            parts.append(rows[[int(first.probabilities(rows).argmax())]])
+            parts.append(rows[[int(first.probabilities(rows[:, dense]).argmax())]])
             part_labels.append("injected")
     return fit_rows(np.concatenate(parts), part_labels)
 

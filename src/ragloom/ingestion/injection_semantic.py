@@ -7,9 +7,11 @@ document the rules found clean — every channel the rules read: visible, hidden
 an imperative at its start, a vocative anywhere, a model named with a modal, a please or a
 passive request, what answers drawn from this text must say or say) or is not in English (the
 cues are English words): other sentences cannot perform an injection, and skipping them keeps
-the cost small. Its features are its MiniLM embedding and a
-few hand-made ones that separate performing from discussing (`hand_features`: address, second
-person, imperative, please, quoted or fenced, framed as an example, reported speech…); a
+the cost small. Its features are its MiniLM embedding, a few hand-made ones that separate
+performing from discussing (`hand_features`: address, second person, imperative, please, quoted
+or fenced, framed as an example, reported speech…) and, since round 9, its character n-grams
+hashed (`ngram_features`: the words as written, which an English encoder reads poorly in other
+languages); a
 perceptron with one hidden layer of `HIDDEN` ReLU units (`ragloom.providers.exemplar_model`:
 scikit-learn when fitting, two matrix products when scoring), fitted on
 `injection_addressing.jsonl` plus the sentences of the labelled documents of tests/data/injection
@@ -34,6 +36,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import regex
@@ -58,7 +61,15 @@ ALPHA = 1e-2
 """L2 penalty of the head."""
 EPOCHS = 200
 """Passes of adam over the training rows (from seed 0: the fit is deterministic)."""
-HEAD = f"-mlp{HIDDEN}-a{ALPHA:g}-e{EPOCHS}"
+NGRAMS = (3, 5)
+"""Lengths of the character n-grams (inside words) hashed next to the embedding: the words of a
+sentence as written, which the English encoder reads poorly in French, Spanish or Italian and
+which a paraphrase keeps ("instrucciones", "istruzioni", "instructions")."""
+NGRAM_FEATURES = 2048
+"""Columns the n-grams are hashed into (the last columns of `matrix`)."""
+NGRAM_SCALE = 0.5
+"""Weight of the unit-length n-gram counts next to the unit-length embedding."""
+HEAD = f"-mlp{HIDDEN}-a{ALPHA:g}-e{EPOCHS}-ng{NGRAMS[0]}{NGRAMS[1]}x{NGRAM_FEATURES}s{NGRAM_SCALE:g}"
 """The head's settings besides `C`, part of the fit's key."""
 HAND_SCALE = 0.25
 """Weight of the hand-made features next to the unit-length embedding."""
@@ -292,13 +303,29 @@ def hand_features(window: Window) -> np.ndarray:
     ], dtype=np.float32)
 
 
+@functools.lru_cache(maxsize=1)
+def _ngram_hasher() -> Any:
+    from sklearn.feature_extraction.text import HashingVectorizer  # type: ignore[import-untyped]
+
+    return HashingVectorizer(analyzer="char_wb", ngram_range=NGRAMS, n_features=NGRAM_FEATURES,
+                             alternate_sign=False, norm="l2")
+
+
+def ngram_features(texts: list[str]) -> np.ndarray:
+    """Each text's character n-grams inside words (`NGRAMS`), counted, hashed into
+    `NGRAM_FEATURES` columns and scaled to unit length (scikit-learn's `HashingVectorizer`)."""
+    return np.asarray(_ngram_hasher().transform(texts).toarray(), dtype=np.float32)
+
+
 def matrix(windows: list[Window], embed: Embed) -> np.ndarray:
-    """The classifier's input: each window's embedding next to its scaled hand features."""
+    """The classifier's input: each window's embedding, its scaled hand features and its scaled
+    n-gram counts, in that order."""
     if not windows:
         return np.zeros((0, 0), dtype=np.float32)
-    vectors = exemplar_model.embed_all(embed, [w.text for w in windows])
+    texts = [w.text for w in windows]
+    vectors = exemplar_model.embed_all(embed, texts)
     hand = np.stack([hand_features(w) for w in windows]) * HAND_SCALE
-    return np.hstack([vectors, hand]).astype(np.float32)
+    return np.hstack([vectors, hand, ngram_features(texts) * NGRAM_SCALE]).astype(np.float32)
 
 
 HIDDEN_MARK = "[hidden] "

@@ -4,11 +4,12 @@ Shared by the input guard (`ragloom.guardrails.semantic`: questions; a logistic 
 the injection screen (`ragloom.ingestion.injection_semantic`: document windows; a logistic
 regression or a one-hidden-layer perceptron). Exemplars are texts with one label each; the fit
 (one weight row and bias per label, after an optional ReLU hidden layer) is made once with
-scikit-learn (imported only here, when fitting: deterministic lbfgs, or adam from a fixed seed)
+scikit-learn (imported here only when fitting: deterministic lbfgs, or adam from a fixed seed)
 and kept as an `.npz` keyed by the embedding model, the exemplars' digest and the head (`C`, and
 the perceptron's settings). A detector ships the fit of its packaged exemplars, so scoring needs
-neither scikit-learn nor an embedding of the exemplars; any other fit is written under a cache
-directory. Scoring is one or two matrix products and a softmax over embeddings the caller supplies.
+no embedding of the exemplars; any other fit is written under a cache directory. Scoring is one
+or two matrix products and a softmax over the rows the caller supplies (embeddings; for the
+injection screen also hashed character n-grams, which it makes with scikit-learn).
 """
 
 from __future__ import annotations
