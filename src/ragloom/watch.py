@@ -92,14 +92,13 @@ def watch_ingest(
     if next(changes, None) is None:  # stopped already; else the watcher runs from here
         return
     owed: set[str] | None = set() if attempt(None) else None  # None: the whole run is owed
-    failed_at = time.monotonic()
+    tried_at = time.monotonic()  # a run that failed is tried again RETRY_S after it
     for batch in changes:
         if owed is not None:
             owed.update(path for _change, path in batch)
-        due = (owed is None or bool(owed)) and time.monotonic() - failed_at >= RETRY_S
+        due = (owed is None or bool(owed)) and time.monotonic() - tried_at >= RETRY_S
         if not batch and not due:
             continue
         if attempt(None if owed is None else sorted(owed)):
             owed = set()
-        else:
-            failed_at = time.monotonic()
+        tried_at = time.monotonic()
