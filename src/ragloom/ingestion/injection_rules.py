@@ -227,6 +227,14 @@ _SCOPE_EN = (
     r"operator|conversation|chat)\b)))"
 )
 """Not followed by a scope that says a reader is meant ("… in the 1.x manual", "… on page 4")."""
+_SCOPE_ES = (r"(?!\s+(?:sobre|acerca|respecto|relativ[ao]s?|referentes?|para\s+(?:el|la|los|las)|"
+             r"de\s+(?:la\s+)?(?:version|pagina|guia|edicion|manual|folleto)|del\s+(?:manual|folleto|"
+             r"catalogo|formulario)|en\s+(?:el|la)\s+(?:manual|folleto|pagina|guia|version))\b)")
+_SCOPE_IT = (r"(?!\s+(?:su|sul|sulla|sui|sulle|riguardo|relativ[eoai]|per\s+(?:il|la|i|le|lo)|"
+             r"della\s+(?:versione|pagina|guida)|del\s+(?:manuale|modulo|catalogo)|"
+             r"nel\s+manuale|nella\s+(?:guida|versione|pagina))\b)")
+"""The Spanish and Italian `_SCOPE_EN`: not followed by what the earlier instructions were about
+or where they were printed ("olvide las instrucciones anteriores sobre el número de fax")."""
 _NAMED_STEP_EN = r"(?!\s+to\s+(?!(?:the|this|that|you|your|me|us|an?|all|any)\b)[a-z]{2,})"
 """Not followed by the step it names ("the old instruction to transfer calls"): one earlier step of
 a procedure is replaced, not whatever a reader was told."""
@@ -429,8 +437,8 @@ RULES: tuple[Rule, ...] = (
        r"|\b(?:ignora|dimentica|dimenticate|trascura|tralascia|non\s+seguire\s+piu|non\s+tenere\s+"
        r"conto\s+d\w{0,4})\s+(?:tutte\s+)?(?:le\s+|i\s+|gli\s+|tue\s+|le\s+tue\s+)?(?:istruzioni|regole|"
        r"direttive|indicazioni|linee\s+guida|consegne)\s+(?:che\s+hai\s+)?(?:ricevute|precedenti|"
-       r"iniziali|originali|di\s+sistema|del\s+(?:tuo\s+)?(?:operatore|sistema|sviluppatore))\b",
-       imperative=True),
+       r"iniziali|originali|di\s+sistema|del\s+(?:tuo\s+)?(?:operatore|sistema|sviluppatore))\b"
+       + _SCOPE_IT, imperative=True),
     # -- addressed to a model ---------------------------------------------------------------
     _r("addressed_to_model", 0.35,
        rf"\b(?:note|message|instructions?|memo|notice|reminder|request|directive|update|guidance|"
@@ -856,7 +864,7 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:ignora|ignore|ignorad|olvida|olvide|olvidad|omite|descarta|haz\s+caso\s+omiso\s+de)\s+"
        r"(?:todas?\s+)?(?:las|tus|sus|los)\s+(?:\w+\s+)?(?:instrucciones|reglas|indicaciones|"
        r"directrices|normas|ordenes)\s+(?:anteriores|previas|originales|del\s+sistema|"
-       r"de\s+seguridad)\b|\b(?:ignora|olvida|omite|descarta)\s+(?:todas?\s+)?(?:tus|sus)\s+"
+       r"de\s+seguridad)\b" + _SCOPE_ES + r"|\b(?:ignora|olvida|omite|descarta)\s+(?:todas?\s+)?(?:tus|sus)\s+"
        r"(?:\w+\s+)?(?:instrucciones|reglas|indicaciones|directrices|normas)\b", imperative=True),
     _r("instruction_override", 0.2,
        r"\b(?:ignora|ignore|olvida|omite|descarta)\s+(?:\S+\s+){0,3}?(?:instrucciones|reglas|"
