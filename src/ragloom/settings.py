@@ -74,7 +74,8 @@ class IngestSettings(_Section):
         description="after the embed stage, score the sentences of each new document the rules "
         "found clean that carry a cue of address (a model named, second person, an imperative, a "
         "prescription of what answers or summaries must say, text hidden from a person) "
-        "with the packaged addressing classifier (MiniLM embedding + hand features), and flag the "
+        "with the packaged addressing classifier (MiniLM embedding, hand features and character "
+        "n-grams), and flag the "
         "document `suspicious` (signal `semantic`, the sentence in the evidence) when one reads as "
         "said *to* a model with something to do; never quarantines; only with the packaged MiniLM "
         "embedder (another embedder: skipped, noted in the trace)",
