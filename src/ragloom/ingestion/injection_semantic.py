@@ -63,8 +63,8 @@ EPOCHS = 200
 """Passes of adam over the training rows (from seed 0: the fit is deterministic)."""
 NGRAMS = (3, 5)
 """Lengths of the character n-grams (inside words) hashed next to the embedding: the words of a
-sentence as written, which the English encoder reads poorly in French, Spanish or Italian and
-which a paraphrase keeps ("instrucciones", "istruzioni", "instructions")."""
+sentence as written, which the English encoder reads poorly in French, Spanish or Italian, and
+whose stems languages share ("instrucciones", "istruzioni", "instructions")."""
 NGRAM_FEATURES = 2048
 """Columns the n-grams are hashed into (the last columns of `matrix`)."""
 NGRAM_SCALE = 0.5
