@@ -73,8 +73,10 @@ HEAD = f"-mlp{HIDDEN}-a{ALPHA:g}-e{EPOCHS}-ng{NGRAMS[0]}{NGRAMS[1]}x{NGRAM_FEATU
 """The head's settings besides `C`, part of the fit's key."""
 HAND_SCALE = 0.25
 """Weight of the hand-made features next to the unit-length embedding."""
-MIN_PROBABILITY = 0.98
-"""Probability a sentence needs before the layer flags a document the rules found clean."""
+MIN_PROBABILITY = 0.97
+"""Probability a sentence needs before the layer flags a document the rules found clean (0.98
+until session 9: at 0.97 the eight blind sets outside the fit keep every benign target, and so
+does each split of leave-split-out; docs/benchmarks.md, "Round 11")."""
 INJECTED = "injected"
 WINDOW_CHARS = 400
 """A sentence is cut to this many characters."""
