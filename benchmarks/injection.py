@@ -179,14 +179,13 @@ def fit_layer(labels: list[dict[str, str]], c: float,  # type: ignore[no-untyped
     embeddings and hand features, not their n-grams) scores highest is `injected`; its other
     windows are left out.
     """
-    from ragloom.ingestion.injection_semantic import NGRAM_FEATURES, InjectionDetector, fit_rows
+    from ragloom.ingestion.injection_semantic import InjectionDetector, fit_rows, without_ngrams
     from ragloom.providers.exemplar_model import fit_matrix
 
     matrix, names = _exemplar_rows()
     if keep is not None:
         matrix, names = matrix[keep], tuple(np.array(names)[keep])
-    dense = slice(0, -NGRAM_FEATURES)
-    first = InjectionDetector(fit_matrix(matrix[:, dense], names, c))
+    first = InjectionDetector(fit_matrix(without_ngrams(matrix), names, c))
     parts, part_labels = [matrix], list(names)
     for row in labels:
         rows = _rows(row["file"])
@@ -196,7 +195,7 @@ def fit_layer(labels: list[dict[str, str]], c: float,  # type: ignore[no-untyped
             parts.append(rows)
             part_labels += ["benign"] * len(rows)
         else:
-            parts.append(rows[[int(first.probabilities(rows[:, dense]).argmax())]])
+            parts.append(rows[[int(first.probabilities(without_ngrams(rows)).argmax())]])
             part_labels.append("injected")
     return fit_rows(np.concatenate(parts), part_labels)
 

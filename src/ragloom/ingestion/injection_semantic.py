@@ -82,6 +82,9 @@ WINDOW_CHARS = 400
 """A sentence is cut to this many characters."""
 MAX_WINDOWS = 48
 """At most this many sentences of one document are scored (those with the most cues first)."""
+SCORE_WINDOWS = 512
+"""Windows made into rows and scored at a time (`InjectionDetector.score`): a row is 2,450 floats,
+so a batch of many documents is never one matrix in memory."""
 
 _FLAGS = regex.IGNORECASE | regex.MULTILINE
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -319,6 +322,11 @@ def ngram_features(texts: list[str]) -> np.ndarray:
     return np.asarray(_ngram_hasher().transform(texts).toarray(), dtype=np.float32)
 
 
+def without_ngrams(rows: np.ndarray) -> np.ndarray:
+    """The embedding and hand-feature columns of rows of `matrix` (its n-grams dropped)."""
+    return rows[:, :-NGRAM_FEATURES]
+
+
 def matrix(windows: list[Window], embed: Embed) -> np.ndarray:
     """The classifier's input: each window's embedding, its scaled hand features and its scaled
     n-gram counts, in that order."""
@@ -327,7 +335,8 @@ def matrix(windows: list[Window], embed: Embed) -> np.ndarray:
     texts = [w.text for w in windows]
     vectors = exemplar_model.embed_all(embed, texts)
     hand = np.stack([hand_features(w) for w in windows]) * HAND_SCALE
-    return np.hstack([vectors, hand, ngram_features(texts) * NGRAM_SCALE]).astype(np.float32)
+    return np.hstack([vectors, hand, ngram_features(texts) * NGRAM_SCALE]).astype(np.float32,
+                                                                                   copy=False)
 
 
 HIDDEN_MARK = "[hidden] "
@@ -375,6 +384,12 @@ class InjectionDetector:
         if len(rows) == 0:
             return np.zeros(0, dtype=np.float32)
         return self._fit.probabilities(rows)[:, self._column]
+
+    def score(self, windows: list[Window], embed: Embed) -> np.ndarray:
+        """The probability of each window, made into rows (`matrix`) `SCORE_WINDOWS` at a time."""
+        parts = [self.probabilities(matrix(windows[i:i + SCORE_WINDOWS], embed))
+                 for i in range(0, len(windows), SCORE_WINDOWS)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
     def verdict(self, rules: ValidationResult, windows: list[Window],
                 probabilities: np.ndarray) -> ValidationResult:

@@ -683,7 +683,7 @@ def _semantic_screen(items: list[WorkItem], deps: IngestDeps, step: StageClock) 
     """Flag the new documents the rules found clean that hold a sentence addressed to a model.
 
     The sentences with a cue of address (`injection_semantic.document_windows`) of every such
-    document in the batch are embedded in one call and scored.
+    document in the batch are embedded and scored together, `SCORE_WINDOWS` at a time.
     """
     detector = injection_semantic.injection_detector(deps.embedder,
                                                      deps.settings.resolved_cache_dir())
@@ -692,8 +692,7 @@ def _semantic_screen(items: list[WorkItem], deps: IngestDeps, step: StageClock) 
                for i, item in enumerate(items) for d in item.documents
                if not any(c.metadata.get("suspicious") for c in item.chunks if c.doc_id == d.doc_id)}
     flat = [w for ws in windows.values() for w in ws]
-    rows = injection_semantic.matrix(flat, deps.embedder.embed_array)
-    probabilities = detector.probabilities(rows) if flat else np.zeros(0, dtype=np.float32)
+    probabilities = detector.score(flat, deps.embedder.embed_array)
     verdicts: dict[tuple[int, str], ValidationResult] = {}
     offset = 0
     for key, ws in windows.items():
