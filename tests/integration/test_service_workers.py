@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import time
 from collections.abc import Iterator
 
@@ -43,21 +45,28 @@ async def _burst(url: str, n: int, secret: str, body: dict) -> list[httpx.Respon
     return list(await asyncio.gather(*(one() for _ in range(n))))
 
 
-def _answered_from_the_other_workers_entry(server: RagloomServe, key: str, answered: int) -> bool:
-    """True when a cache hit of the key's one query was served by another worker than its cache
-    miss (each key asks one query in this test; the access log names keys, never queries).
-    Waits up to 5 s for the `answered` requests' lines: a worker logs after it responds."""
+def _retrieve_lines(server: RagloomServe, key: str, answered: int) -> list[dict]:
+    """The access-log lines of the key's answered /rag/retrieve requests, waiting up to 5 s for
+    `answered` of them: a worker logs after it responds."""
     deadline = time.monotonic() + 5.0
     while True:
         lines = [line for line in server.access_lines()
                  if line.get("route") == "/rag/retrieve" and line.get("status") == 200
                  and line.get("key") == key]
         if len(lines) >= answered or time.monotonic() > deadline:
-            break
+            return lines
         time.sleep(0.1)
-    misses = {line["pid"] for line in lines if line["cache"] == "miss"}
-    hits = {line["pid"] for line in lines if line["cache"] == "hit"}
-    return bool(misses) and bool(hits - misses)
+
+
+@contextlib.contextmanager
+def _paused(pid: int) -> Iterator[None]:
+    """The worker `pid` stopped (SIGSTOP), so the other worker accepts every new connection;
+    resumed on exit. Kept short: uvicorn's supervisor restarts a worker silent for 5 s."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
 
 
 def test_cache_and_rate_limit_hold_across_workers(
@@ -75,16 +84,17 @@ def test_cache_and_rate_limit_hold_across_workers(
     assert f'ragloom_requests_total{{route="/rag/retrieve",status="200"}} {LIMIT}.0' in text
     assert 'ragloom_requests_total{route="/rag/retrieve",status="429"} 6.0' in text
     # A worker answers from an entry the other cached. Which worker accepts a connection is the
-    # kernel's choice, so when one worker took every request, ask again (other keys: own budgets).
-    crossed = _answered_from_the_other_workers_entry(server, "sales", LIMIT)
-    for name, secret in (("sales-writer", keys.sales_writer), ("admin", keys.admin)):
-        if crossed:
-            break
-        query = {"query": f"Which code word does the {name} team use?"}
-        asyncio.run(_burst(server.url, 1, secret, query))
-        asyncio.run(_burst(server.url, 8, secret, query))
-        crossed = _answered_from_the_other_workers_entry(server, name, 9)
-    assert crossed, "no worker answered from the entry the other worker cached"
+    # kernel's choice (one may take every request), so the worker that cached is paused while
+    # the same query is asked again with a fresh connection: only the other worker can answer it.
+    secret, query = keys.sales_writer, {"query": "Which code word does the writers' team use?"}
+    assert asyncio.run(_burst(server.url, 1, secret, query))[0].status_code == 200
+    (miss,) = _retrieve_lines(server, "sales-writer", 1)
+    assert miss["cache"] == "miss"
+    with _paused(miss["pid"]):
+        again = asyncio.run(_burst(server.url, 1, secret, query))[0]
+    assert again.status_code == 200 and again.json()["metrics"]["cache_hit"]
+    hit = _retrieve_lines(server, "sales-writer", 2)[-1]
+    assert hit["cache"] == "hit" and hit["pid"] != miss["pid"]
 
 
 def test_scope_holds_on_the_shared_cache(workers: tuple[RagloomServe, Keys, str]) -> None:
