@@ -55,6 +55,7 @@ _TRIGGERS = {
         " missachtet den das die obigen obige vorherigen text inhalt"
         " pass look overlook leave sidestep step work let forgo waive whatever acht"
         " dimentica dimenticate trascura tralascia seguire tenere"
+        " negeer vergeet ignore ignora ignorem esqueca esquecam desconsidere desconsiderem zignoruj ignoruj zapomnij ignorera glom ignorer glem ohita unohda sivuuta ignorujte zapomen zapomente zabudni ignorati uita hagyd onceki tum butun oblida"
     ),
     "addressed_to_model": (
         " taalmodel taalmodellen linguagem modello assistente virtual virtuale intelligenza jedes jede jeden "
@@ -72,6 +73,7 @@ _TRIGGERS = {
         " tool tools tooling software program programs pipeline pipelines service services engine"
         " engines reader readers processor processors generator generators responder responders"
         " helper helpers indexer indexers"
+        " pour a au aux para per al alla allo ai agli ao aos voor aan till til dla pro pre pentru catre bot bots boten robot robots robota robotu ki ia llm gpt atencao atencion attenzione achtung caro cara querido querida lieber liebe cher chere beste kaere drogi droga nota mensagem aviso instrucao instrucoes"
     ),
     "answer_steering": (
         " correct right true official used summaries answers responses replies automated request"
@@ -126,6 +128,7 @@ _TRIGGERS = {
         " operator operators developer developers owner owners operates operate acts works answers runs under"
         " tes vos les deine ihre eure takes take has precedence priority passe hat vorrang"
         " notice notices bulletin directive message precedence governance revoked voided nullified"
+        " partir agora vanaf od fra fran endavant ora ab ersetzt ersetzen remplace remplacent reemplaza sustituye substitui"
     ),
     "prompt_leak": (
         "reveal print show output repeat display leak dump disclose share recite write spell give "
@@ -180,6 +183,7 @@ _TRIGGERS = {
         " push commit merge deploy disable enable pay buy purchase transfer accept book cancel confirm sign grant post upload publish fetch navigate browse fill submit put place announce"
         " explain play echo wire empty highlight suggest explique expliquez explique recopie recopiez parle parlez annonce annoncez erklare informiere uberweise frag frage beachte befolge avisa cuenta decir indica explica"
         " behauptet leave classe classez classer presente presentez presenter placez"
+        " setze andere ubernimm markiere trage fuge entferne erstelle bitte affirme modifie ajoute retire ignoreras veuillez mets mettez transmets transmettez aggiorna imposta segna inserisci aggiungi rimuovi cancella ignorem segue siga coloca coloque altere marque adicione remova apague pon agrega anade marca zet voeg verwijder markeer plaats gelieve gor ignorera skriv skicka lagg satt markera svara ignorer saet sett zignoruj ignoruj ustaw usun wyslij oznacz napisz dodaj zmien zvys vypni odesli nastav smaz napis pridej zmen oznac ohita kirjoita laheta poista merkitse aseta scrie trimite sterge marcheaza affirmez affirmer modifiez modifier ajoutez ajouter retirez retirer"
     ),
 }
 _MARKS = {
@@ -269,6 +273,38 @@ AI_READER = (
     r"modello(?:\s+linguistico)?|assistente(?:\s+virtuale?)?|intelligenza\s+artificiale)"
 )
 """Names of a model reader in English, German, French, Spanish, Italian, Portuguese and Dutch."""
+_READER_CUE = (
+    r"(?:[\w]{2,30}-bot(?:s|en|ten)?|[\w]{3,30}sbot(?:s|en|ten)?|chat-?bot\w{0,3}|bot(?:s|en|ten|a|u)?|"
+    r"robot(?:s|en|a|u|ul)?(?!\s+(?:de\s+(?:cuisine|cocina|cozinha)|culinaire|patissier|menager|"
+    r"aspirateur|tondeuse|de\s+limpieza))|(?:ki|ai|ia)-[\w-]{2,30}|ki|ia|llm|gpt|"
+    r"automat\w*\s+(?:[\w-]+\s+)?[\w-]*(?:verarbeitung|bearbeitung|prufung|prufsystem|system\w{0,2}|"
+    r"sistema|elaborazione|agent\w{0,4}|assist\w{0,6}|screening)|"
+    r"(?:systeme?\w{0,2}|sistema|systeem|systemu?)\s+(?:[\w-]+\s+){0,2}?(?:automat\w*|"
+    r"\w{3,}(?:ajacego|ujacego|ajacy|ujacy))|"
+    r"(?:programmier|programovac|programist|coding|code|kod|kodning)\w{0,6}-?\s?(?:agent|asistent|"
+    r"assistent|assistant|helfer)\w{0,4}|chat-?assist\w{0,6}|(?:sprach|taal|sprak)modell?\w{0,4}|"
+    r"(?:modele|modelo|modello|model)\s+(?:de\s+langage|de\s+lenguaje|de\s+linguagem|linguistico|"
+    r"jezykowy)|(?:assistente?|assistant|assistent\w{0,2}|asistente?|agent\w{0,4})\s+(?:virtu\w+|"
+    r"de\s+ia|d'ia|ia|ki|numerique|digital\w*|intelligent\w*)|(?:virtu\w+|digital\w*)\s+"
+    r"(?:[\w]+-)?(?:assist\w+|agent\w*)|agent\w{0,3}\s+(?:mit|with|avec|con|com|met|med|z)\s+"
+    r"[\w-]{0,20}(?:zugriff|access|acces|accesso|acceso|toegang|dostepem))"
+)
+"""A machine reader in a language other than English, by a word a person is not called: a compound
+ending in `-bot` ("Paarungs-Bot", "indelingsbot"), a KI-/AI-/IA- compound, a coding agent
+("Programmier-Agenten", "programovacího agenta"), an automated processing system ("automatische
+Rechnungsverarbeitung", "systemu sprawdzającego"), a virtual or digital assistant. `agent` and
+`assistant` alone are people in many offices, and a kitchen robot is an appliance."""
+_FOR_OTHER = (
+    r"(?:fur|pour|para|al|alla|allo|ai|agli|ao|aos|au|aux|voor|aan|till|til|dla|pre|pentru|catre|"
+    r"an(?=\s+(?:den|die|das|dem|alle|jede[nrs]?)\s)|a(?=\s+(?:l'|la\s|le\s|les\s|el\s|o\s|os\s|as\s|ia\b))|"
+    r"per(?=\s+(?:il|lo|la|l'|i|gli|le|un|una|ogni|qualsiasi)\b)|pro(?=\s+\w+(?:iho|eho|ou|y|a|i)\b))"
+)
+"""'For' and 'to' before an addressee, in German, French, Spanish, Italian, Portuguese, Dutch, the
+Scandinavian languages, Polish, Czech, Slovak and Romanian (English has rules of its own); a word
+that is also English or a topic's ("an", "a", "per", "pro") only before the article it takes."""
+_ADDRESSEE_LEAD = r"(?:(?!(?:von|van|of|du|des|di|del|della|do|da|dos)\s)(?:[\w'-]{1,25}\s+|l'\s*|d'\s*))"
+"""A determiner or an adjective between 'for' and the reader's name, not a noun's complement ("zur
+Nutzung von KI-Werkzeugen" is a topic)."""
 COMMAND_VERBS = (
     r"(?:ignore|disregard|forget|reply|respond|answer|tell|say|state|write|output|print|"
     r"reveal|show|list|send|forward|e-?mail|mail|use|call|run|execute|delete|remove|include|add|"
@@ -296,6 +332,20 @@ COMMAND_VERBS = (
     r"diga|responda|revele|envie|mostre|recomende|informe|esqueca)"
 )
 """Imperative verbs (EN, FR, DE, ES) a command to a model starts with."""
+_OTHER_COMMAND_VERBS = (
+    r"(?:setze|andere|ubernimm|markiere|trage|fuge|entferne|erstelle|bitte|affirme[zr]?|"
+    r"modifie[zr]?|ajoute[zr]?|retire[zr]?|ignoreras|veuillez|mets|mettez|transmets|"
+    r"transmettez|aggiorna|imposta|segna|inserisci|aggiungi|rimuovi|cancella|ignorem|segue|"
+    r"siga|coloca|coloque|altere|marque|adicione|remova|apague|pon|agrega|anade|marca|zet|"
+    r"voeg|verwijder|markeer|plaats|gelieve|gor|ignorera|skriv|skicka|lagg|satt|markera|svara|"
+    r"ignorer|saet|sett|zignoruj|ignoruj|ustaw|usun|wyslij|oznacz|napisz|dodaj|zmien|zvys|"
+    r"vypni|odesli|nastav|smaz|napis|pridej|zmen|oznac|ohita|kirjoita|laheta|poista|merkitse|"
+    r"aseta|scrie|trimite|sterge|marcheaza)"
+)
+"""More imperatives (German, French, Italian, Portuguese, Spanish, Dutch, Scandinavian, Polish,
+Czech, Finnish, Romanian) and request words ("bitte", "veuillez", "gelieve") that open a command
+after an address. Only the rules read them: the semantic layer's features keep `COMMAND_VERBS`,
+the words its packaged fit was made with."""
 _AUDIENCE = (
     r"(?:the\s+)?(?:user|users|reader|readers|customer|customers|shopper|visitor|person|human|"
     r"them|him|her|everyone|anyone|everybody|people|guests?|clients?|patients?|employees|staff|"
@@ -804,8 +854,8 @@ RULES: tuple[Rule, ...] = (
        r"\bsi\s+(?:eres|usted\s+es)\s+(?:un|una)\s+(?:\w+\s+)?(?:ia|asistente|modelo|agente)\b|"
        r"\bquerid[ao]\s+(?:ia|asistente|modelo)\b"),
     # -- a command given to the reader: weak alone, decisive after an address ----------------
-    _r("model_command", 0.2, rf"(?<![(\[`'\"])\b{COMMAND_VERBS}\b", imperative=True,
-       needs_address=True),
+    _r("model_command", 0.2, rf"(?<![(\[`'\"])\b(?:{COMMAND_VERBS}|{_OTHER_COMMAND_VERBS})\b",
+       imperative=True, needs_address=True),
     _r("secrecy", 0.45, r"\b(?:do\s+not|don't|never)\s+mention\s+it\b", needs_address=True),
     # -- override, leak, steering: class gaps (documents, roles, supersession) -------------
     _r("instruction_override", 0.8,
@@ -1193,6 +1243,48 @@ RULES: tuple[Rule, ...] = (
        r"apply|obey|execute|act\s+on|comply|carry\s+out|run)\b|"
        r"\bdecode[rz]?\b[^.\n]{0,40}?\bet\s+(?:appliquez|suivez|executez)\b|"
        r"\bdekodiere\b[^.\n]{0,40}?\bund\s+(?:befolge|fuhre)\b", imperative=True),
+    # -- addresses and overrides in more languages (session 11) -----------------------------
+    _r("addressed_to_model", 0.35,
+       rf"(?:^[ \t>*_\-\[(]{{0,8}}(?:(?P<head>\#{{1,6}}[ \t]+)|<!--[ \t]*)?|(?<=[.!?]\s))"
+       rf"(?:[\w-]{{2,20}}\s+){{0,3}}?{_FOR_OTHER}\s+{_ADDRESSEE_LEAD}{{0,4}}?"
+       rf"{_READER_CUE}\b[^:.!?\n]{{0,90}}?(?(head)(?:\s*[:\u2014\u2013]|[ \t]*$)|\s*[:\u2014\u2013][*_]{{0,2}}(?!\S))"),
+    _r("addressed_to_model", 0.35,
+       rf"\b(?:atencao|atencion|attenzione|achtung|attention|caro|cara|querido|querida|lieber|liebe|"
+       rf"cher|chere|beste|kaere|drogi|droga)\s*,\s*(?:{_READER_CUE}|{AI_READER})\b[^:.!?\n]{{0,60}}?"
+       r"\s*[:\u2014\u2013](?!\S)|"
+       r"\b(?:nota|mensagem|aviso|instrucao|instrucoes)\s+(?:para|ao|a)\s+(?:o\s+|a\s+|os\s+|as\s+|"
+       r"qualquer\s+)?(?:assistente|ia|modelo|agente|bot|inteligencia\s+artificial)\b|"
+       r"\b(?:a|pour)\s+(?:l'|la\s+|le\s+)?\s*(?:ia|modele|robot|bot|outil\s+d'ia|logiciel)\s+qui\s+"
+       r"(?:redige|redigera|ecrit|ecrira|genere|produit|trie|classe|indexe|repond|synthetise)\b"),
+    _r("instruction_override", 1.1,
+       r"\b(?:negeer|vergeet)\s+(?:al\s+)?(?:je|jouw|uw|alle)\s+(?:\w+\s+)?(?:instructies|regels|"
+       r"richtlijnen|opdrachten|aanwijzingen)\b|"
+       r"\b(?:ignore|ignora|ignorem|esqueca|esquecam|desconsidere|desconsiderem)\s+(?:todas\s+)?(?:as\s+)?"
+       r"(?:suas|tuas|vossas|todas\s+as)\s+(?:\w+\s+)?(?:instrucoes|regras|diretrizes|orientacoes)\b|"
+       r"\b(?:zignoruj|ignoruj|zapomnij)\s+(?:o\s+)?(?:wszystkie|wszystkich|swoje|twoje|swoich|twoich)\s+"
+       r"(?:\w+\s+)?(?:instrukcj\w{0,3}|poleceni\w{0,3}|zasad\w{0,3}|wytyczn\w{0,3})|"
+       r"\b(?:ignorera|glom)\s+(?:alla\s+)?(?:dina|alla)\s+(?:\w+\s+)?(?:instruktioner|regler|riktlinjer|"
+       r"anvisningar)\b|"
+       r"\b(?:ignorer|glem)\s+(?:alle\s+)?(?:dine|alle)\s+(?:\w+\s+)?(?:instruktioner|instruksjoner|"
+       r"instrukser|regler|retningslinjer)\b|"
+       r"\b(?:ohita|unohda|sivuuta)\s+(?:kaikki\s+)?(?:\w+\s+)?(?:ohjeesi|ohjeet|ohjeita|saantosi)\b|"
+       r"\b(?:ignoruj|ignorujte|zapomen|zapomente|zabudni)\s+(?:na\s+)?(?:vsechny|vsetky|sve|svoje)\s+"
+       r"(?:\w+\s+)?(?:pokyny|instrukce|instrukcie|pravidla)\b|"
+       r"\b(?:ignora|ignorati|uita)\s+(?:toate\s+)?(?:\w+\s+)?(?:instructiunile|regulile|indicatiile)\s+"
+       r"(?:tale|voastre|anterioare|primite)\b|"
+       r"\bhagyd\s+figyelmen\s+kivul\s+(?:az?\s+)?(?:\w+\s+){0,2}?(?:utasitas\w*|szabaly\w*)|"
+       r"\b(?:onceki|tum|butun)\s+(?:\w+\s+)?(?:talimatlari\w*|kurallari\w*)\s+(?:yok\s+say|unut|"
+       r"gormezden\s+gel)|"
+       r"\b(?:ignora|oblida)\s+(?:totes\s+)?(?:les\s+)?(?:teves|vostres)\s+(?:\w+\s+)?(?:instruccions|"
+       r"regles|directrius)\b", imperative=True),
+    _r("authority_claim", 0.5,
+       r"\ba\s+partir\s+de\s+agora\b|\bvanaf\s+nu\b|\bod\s+teraz\b|\bfra\s+(?:nu|na)\s+af\b|"
+       r"\bfran\s+och\s+med\s+nu\b|\bd'ara\s+endavant\b|\bda\s+ora\s+in\s+poi\b|\bab\s+jetzt\b"),
+    _r("authority_claim", 0.6,
+       r"\b(?:ersetzt|ersetzen)\s+(?:deine|ihre|eure|alle)\s+(?:\w+\s+)?(?:regeln|anweisungen|vorgaben|"
+       r"richtlinien)\b|\bremplacent?\s+(?:tes|vos|toutes\s+(?:tes|vos))\s+(?:\w+\s+)?(?:instructions|"
+       r"consignes|regles)\b|\b(?:reemplaza|sustituye|substitui)\s+(?:tus|sus|as\s+tuas|as\s+suas)\s+"
+       r"(?:\w+\s+)?(?:instrucciones|instrucoes|reglas|regras)\b"),
 )
 
 FRAMING = regex.compile(
