@@ -52,7 +52,7 @@ FIT_SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4", 
 """The splits the packaged fit of the semantic layer is made from (the held-out `fresh2` to
 `fresh16` are spent) and that `--leave-split-out` scores."""
 SPLITS = (*FIT_SPLITS, "fresh17", "fresh18", "fresh19", "fresh20", "fresh21", "fresh22", "fresh23",
-          "fresh24", "fresh25", "fresh26", "fresh27", "fresh28")
+          "fresh24", "fresh25", "fresh26", "fresh27", "fresh28", "fresh29", "fresh30")
 """In the order written. `fresh17` to `fresh28` (written blind during sessions 9 and 10) are outside the
 fit (a refit with fresh17 and fresh18 lost on fresh19: docs/benchmarks.md, "Round 9"); a new
 held-out set joins here, outside the fit, until it is scored once."""
