@@ -977,7 +977,9 @@ RULES: tuple[Rule, ...] = (
     _r("authority_claim", 0.5,
        r"\bab\s+sofort\s+gelten\s+(?:neue|andere)\s+(?:regeln|anweisungen)|"
        r"\bdes\s+maintenant\s+(?:de\s+)?nouvelles\s+(?:regles|consignes)\s+s'appliquent|"
-       r"\ba\s+partir\s+de\s+(?:maintenant|ahora)|\bdesde\s+ahora\b"),
+       r"\ba\s+partir\s+de\s+(?:maintenant|ahora|agora)\b|\bdesde\s+ahora\b|\bvanaf\s+nu\b|\bod\s+teraz\b|"
+       r"\bfra\s+(?:nu|na)\s+af\b|\bfran\s+och\s+med\s+nu\b|\bd'ara\s+endavant\b|"
+       r"\bda\s+ora\s+in\s+poi\b|\bab\s+jetzt\b"),
     _r("answer_steering", 0.35,
        rf"\b(?:point|direct|send|refer|steer)\s+{_AUDIENCE}\s+only\b|"
        r"\b(?:rate|rank|score|grade|mark|classify|evaluate|describe|list)\s+(?:this|the|our|my|him|her|"
@@ -1277,9 +1279,6 @@ RULES: tuple[Rule, ...] = (
        r"gormezden\s+gel)|"
        r"\b(?:ignora|oblida)\s+(?:totes\s+)?(?:les\s+)?(?:teves|vostres)\s+(?:\w+\s+)?(?:instruccions|"
        r"regles|directrius)\b", imperative=True),
-    _r("authority_claim", 0.5,
-       r"\ba\s+partir\s+de\s+agora\b|\bvanaf\s+nu\b|\bod\s+teraz\b|\bfra\s+(?:nu|na)\s+af\b|"
-       r"\bfran\s+och\s+med\s+nu\b|\bd'ara\s+endavant\b|\bda\s+ora\s+in\s+poi\b|\bab\s+jetzt\b"),
     _r("authority_claim", 0.6,
        r"\b(?:ersetzt|ersetzen)\s+(?:deine|ihre|eure|alle)\s+(?:\w+\s+)?(?:regeln|anweisungen|vorgaben|"
        r"richtlinien)\b|\bremplacent?\s+(?:tes|vos|toutes\s+(?:tes|vos))\s+(?:\w+\s+)?(?:instructions|"
