@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ragloom.errors import ConfigError
+from ragloom.settings import DEFAULT_LANGUAGES
 
-DEFAULT_LANGUAGES = ("en", "fr", "de", "es", "it", "nl", "pt")
-"""ISO 639-1 codes detection chooses among by default."""
 SAMPLE_CHARS = 4000
 """Characters of a long text that are read (its start): enough for a confident decision."""
 MIN_LETTERS = 3

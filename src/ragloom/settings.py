@@ -9,17 +9,25 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from ragloom.errors import ConfigError
-from ragloom.guardrails.pii import DEFAULT_REGIONS, PII_KINDS, PiiKind
-from ragloom.language import DEFAULT_LANGUAGES
 
 ENV_PREFIX = "RAGLOOM_"
 CONFIG_ENV = "RAGLOOM_CONFIG"
 CONFIG_FILE_NAME = "ragloom.yaml"
 NOT_SETTINGS = frozenset({CONFIG_ENV})
 """RAGLOOM_* variables that are not settings."""
+MAX_ITERATIONS = 10
+"""The largest loop budget a setting or a run's input may ask for."""
+
+PiiKind = Literal["email", "phone", "iban", "card"]
+PII_KINDS: tuple[PiiKind, ...] = ("email", "phone", "iban", "card")
+"""Kinds of personal data the output guard knows (guardrails.pii detects them)."""
+DEFAULT_REGIONS = ("US", "GB", "FR", "DE")
+"""Regions whose national phone formats are recognised by default."""
+DEFAULT_LANGUAGES = ("en", "fr", "de", "es", "it", "nl", "pt")
+"""Languages detection chooses among by default (ISO 639-1)."""
 
 
 class _Section(BaseModel):
@@ -250,7 +258,7 @@ class GroundednessSettings(_Section):
 class LoopSettings(_Section):
     """Bounds for looping profiles: a soft iteration budget and the recursion limit breaker."""
 
-    max_iterations: int = Field(3, ge=0, le=10, description="rewrite rounds a corrective run may "
+    max_iterations: int = Field(3, ge=0, le=MAX_ITERATIONS, description="rewrite rounds a corrective run may "
                                 "spend before it answers best-effort")
     web: bool = Field(False, description="profile policy: the corrective loop may search the web "
                       "when the collection has nothing relevant (also needs web.search_url)")
@@ -384,7 +392,11 @@ class ApiSettings(_Section):
 
 
 class RagSettings(_Section):
-    """Everything a run needs; build it with `load_settings`."""
+    """Everything a run needs; build it with `load_settings` (or `resolve_settings`)."""
+
+    _overlay: dict[str, Any] | None = PrivateAttr(default=None)
+    """What the layers above the profile preset set (config file, environment, call site), kept
+    so that choosing another profile later puts the new preset *under* them again."""
 
     profile: str = "balanced"
     data_dir: Path = Path(".ragloom")
@@ -579,12 +591,23 @@ def _validate(merged: dict[str, Any], layers: list[SettingsLayer]) -> RagSetting
                           hint=hint) from exc
 
 
-def _merged(chosen: str, layers: list[SettingsLayer]) -> dict[str, Any]:
+def _merged_values(layers: list[SettingsLayer]) -> dict[str, Any]:
+    """The layers' values merged, lowest first (without the `profile` key)."""
     merged: dict[str, Any] = {}
     for layer in layers:
         merged = deep_merge(merged, layer.values)
-    merged["profile"] = chosen
+    merged.pop("profile", None)
     return merged
+
+
+def _merged(chosen: str, layers: list[SettingsLayer]) -> dict[str, Any]:
+    return {**_merged_values(layers), "profile": chosen}
+
+
+def _with_overlay(settings: RagSettings, overlay: dict[str, Any]) -> RagSettings:
+    """The settings, remembering what was set above their preset."""
+    settings._overlay = overlay
+    return settings
 
 
 def load_settings(
@@ -601,7 +624,7 @@ def load_settings(
     """
     chosen, layers = settings_layers(profile, config_file=config_file, environ=environ,
                                      presets=presets, **overrides)
-    return _validate(_merged(chosen, layers), layers)
+    return _with_overlay(_validate(_merged(chosen, layers), layers), _merged_values(layers[1:]))
 
 
 def explain_settings(
@@ -637,21 +660,29 @@ def resolve_settings(
     config_file: str | Path | None = None,
     **overrides: Any,
 ) -> RagSettings:
-    """Settings for one call: loaded from profile, file and env, or `settings` with `profile`'s
-    preset and the keyword overrides applied on top, key by key (None values are ignored)."""
+    """The one settings resolver of every surface: profile preset ← config file ← RAGLOOM_* env
+    ← call site, key by key (None values are ignored).
+
+    Without `settings` the layers are read now (`load_settings`). With `settings` (resolved
+    earlier, e.g. once per process by a service) its file, environment and call-site values are
+    kept as they were resolved, and a `profile` puts that profile's preset under them — a config
+    file's values win over any profile on every path. A RagSettings built by hand counts its
+    explicitly set values as the layer above the preset.
+    """
     if settings is None:
         return load_settings(profile, config_file=config_file, **overrides)
     from ragloom.profiles.presets import preset
 
-    base = settings.model_dump()
-    if profile is not None and profile != settings.profile:
-        base = deep_merge(base, preset(profile))
-        base["profile"] = profile
-    layer = {k: v for k, v in overrides.items() if v is not None}
-    try:
-        return RagSettings.model_validate(deep_merge(base, layer))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"invalid setting {loc}: {first['msg']}", where="call-site overrides",
-                          hint=f"{len(exc.errors())} problem(s) in total") from exc
+    chosen = profile or settings.profile
+    call = {k: v for k, v in overrides.items() if v is not None}
+    if settings._overlay is None and chosen == settings.profile:
+        below, overlay = settings.model_dump(), settings.model_dump(exclude_unset=True)
+    else:
+        overlay = (settings._overlay if settings._overlay is not None
+                   else settings.model_dump(exclude_unset=True))
+        below = deep_merge(preset(chosen), overlay)
+    overlay = {k: v for k, v in overlay.items() if k != "profile"}
+    layers = [SettingsLayer(f"preset:{chosen}", preset(chosen)),
+              SettingsLayer("settings", overlay), SettingsLayer("call", call)]
+    merged = {**deep_merge(below, call), "profile": chosen}
+    return _with_overlay(_validate(merged, layers), deep_merge(overlay, call))

@@ -13,12 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
-
-PiiKind = Literal["email", "phone", "iban", "card"]
-PII_KINDS: tuple[PiiKind, ...] = ("email", "phone", "iban", "card")
-DEFAULT_REGIONS = ("US", "GB", "FR", "DE")
-"""Regions whose national phone formats are recognised (international +NN numbers always are)."""
+from ragloom.settings import DEFAULT_REGIONS, PII_KINDS, PiiKind
 
 _EMAIL = re.compile(
     r"(?<![\w.%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9_%+-])?@"
