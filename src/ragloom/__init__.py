@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ragloom.collections import delete_collection, list_collections, show_collection
     from ragloom.crews.loader import load_crew, run_crew
-    from ragloom.profiles.resolver import build_graph
+    from ragloom.registry import build_graph
     from ragloom.retriever import as_retriever
     from ragloom.runner import (
         aask,
@@ -47,7 +47,7 @@ _EXPORTS = {
     "list_collections": "ragloom.collections",
     "show_collection": "ragloom.collections",
     "delete_collection": "ragloom.collections",
-    "build_graph": "ragloom.profiles.resolver",
+    "build_graph": "ragloom.registry",
     "as_retriever": "ragloom.retriever",
     "load_crew": "ragloom.crews.loader",
     "run_crew": "ragloom.crews.loader",

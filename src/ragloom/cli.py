@@ -24,6 +24,17 @@ from typer.core import TyperGroup
 
 from ragloom import __version__
 from ragloom.cli_json import json_object_option
+from ragloom.cli_options import (
+    CollectionOpt,
+    ConfigOpt,
+    DataDirOpt,
+    DebugOpt,
+    FilterOpt,
+    JsonOpt,
+    ProfileOpt,
+    TopNOpt,
+    VerboseOpt,
+)
 from ragloom.errors import RagloomError
 from ragloom.ingestion.chunkers import CHUNKERS
 from ragloom.profiles.presets import profile_names
@@ -124,13 +135,6 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-VerboseOpt = Annotated[int, typer.Option(
-    "--verbose", "-v", count=True, metavar="", show_default=False,
-    help="more detail: -v ragloom notes, -vv debug output")]
-DebugOpt = Annotated[bool, typer.Option("--debug", metavar="",
-                                        help="show the traceback of an unexpected error")]
-
-
 @app.callback()
 def _root(
     ctx: typer.Context,
@@ -142,26 +146,6 @@ def _root(
     """ragloom: LangGraph-native retrieval-augmented generation."""
     ctx.meta[DEBUG_KEY] = debug
     _configure_logging(verbose)
-
-
-DataDirOpt = Annotated[Optional[Path], typer.Option(
-    "--data-dir", metavar="DIR",
-    help="where all on-disk state lives (default: setting data_dir, env RAGLOOM_DATA_DIR, "
-         "else ./.ragloom)")]
-ConfigOpt = Annotated[Optional[Path], typer.Option(
-    "--config", metavar="FILE",
-    help="YAML settings file (default: env RAGLOOM_CONFIG, else ./ragloom.yaml when present)")]
-CollectionOpt = Annotated[Optional[str], typer.Option(
-    "--collection", "-c", metavar="NAME",
-    help="collection (default: setting collection, env RAGLOOM_COLLECTION, else 'default')")]
-JsonOpt = Annotated[bool, typer.Option("--json", metavar="", help="print machine-readable JSON")]
-ProfileOpt = Annotated[Optional[str], typer.Option(
-    "--profile", "-p", metavar="NAME",
-    help=f"profile: {' | '.join(profile_names())} (default: setting profile, else balanced)")]
-TopNOpt = Annotated[Optional[int], typer.Option("--top-n", "-n", metavar="N", min=1, max=100,
-                                                help="passages to keep, 1-100")]
-FilterOpt = Annotated[Optional[str], typer.Option(
-    "--filter", metavar="JSON", help='metadata filter as JSON, e.g. \'{"source_type": "pdf"}\'')]
 
 
 def _display(source_id: str) -> str:

@@ -161,9 +161,9 @@ def _finish(settings: RagSettings, paths: DataPaths, client: Any | None, name: s
     with collection_lock(paths.lock_file(name), timeout_s=timeout_s):
         catalog.mark_deleting(paths, name)
         catalog.purge(paths, name, drop)
-    from ragloom import resources
+    from ragloom import registry
 
-    resources.forget_collection(settings.model_copy(update={"collection": name}))
+    registry.forget(settings.model_copy(update={"collection": name}))
 
 
 def delete_collection(name: str, *, data_dir: str | Path | None = None,

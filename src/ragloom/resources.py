@@ -4,25 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragloom.nodes.deps import RagDeps
-from ragloom.errors import StoreError
+from ragloom.nodes.trace import log_once
 from ragloom.providers.embeddings import Embedder, get_embedder
 from ragloom.settings import RagSettings
 from ragloom.stores.bm25 import CURRENT_FILE, Bm25Index, CorruptIndexError
-from ragloom.stores.lock import collection_lock
-from ragloom.stores.manifest import ManifestStore
 from ragloom.stores.paths import DataPaths
 
 if TYPE_CHECKING:
     from ragloom.stores.chroma import ChromaDocumentIndex
-
-log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _indexes: dict[tuple[str, str | None, str, str, bool], ChromaDocumentIndex] = {}
@@ -79,8 +73,10 @@ def forget_collection(settings: RagSettings) -> None:
 
 
 def bm25_index(settings: RagSettings) -> Bm25Index | None:
-    """The collection's BM25 snapshot, reloaded when an ingest committed a new one and repaired
-    from Chroma when it is unreadable or missing; None when there is nothing to index."""
+    """The collection's BM25 snapshot, reloaded when an ingest committed a new one; None when
+    there is none or it is unreadable. A query never writes: a missing or damaged index is
+    logged once with what to do (re-run `ragloom ingest`, which rebuilds it from the store) and
+    the query answers from the dense leg, its trace saying so."""
     directory = data_paths(settings).bm25_dir(settings.collection)
     stamp = _stamp(directory)
     with _lock:
@@ -90,11 +86,12 @@ def bm25_index(settings: RagSettings) -> Bm25Index | None:
         previous = cached[1] if cached is not None else None
     try:
         index = Bm25Index.open(directory, previous)
-        if index is None and document_index(settings, create=False).count() > 0:
-            return _repair_bm25(settings, "missing", directory)
     except (CorruptIndexError, OSError) as exc:
-        log.warning("BM25 index at %s is unreadable: %s", directory, exc)
-        return _repair_bm25(settings, f"unreadable ({exc})", directory)
+        log_once(f"bm25-unreadable:{directory}",
+                 f"BM25 index of collection {settings.collection!r} is unreadable ({exc}): "
+                 f"queries use the dense leg only; re-run `ragloom ingest` on the collection's "
+                 f"sources to rebuild it")
+        index = None
     with _lock:
         _bm25[directory] = (stamp, index)
     return index
@@ -107,33 +104,6 @@ def _stamp(directory: Path) -> tuple[int, int, int] | None:
     except FileNotFoundError:
         return None
     return stat.st_ino, stat.st_mtime_ns, stat.st_size
-
-
-def _repair_bm25(settings: RagSettings, reason: str, directory: Path) -> Bm25Index | None:
-    """Rebuild the BM25 index from Chroma (the source of truth) under the collection lock; None
-    when an ingest holds the lock (it repairs the index when it finishes; a later query retries)."""
-    paths = data_paths(settings)
-    collection = settings.collection
-    start = time.perf_counter()
-    try:
-        with collection_lock(paths.lock_file(collection), timeout_s=0.0):
-            applied, epoch = 0, ""
-            if paths.manifest_file(collection).exists():
-                with ManifestStore(paths.manifest_file(collection)) as store:
-                    applied, epoch = store.last_seq(), store.get_meta("epoch") or ""
-            chunks = document_index(settings, create=False).all_chunks()
-            index = Bm25Index.build(chunks, paths.bm25_dir(collection), applied_seq=applied,
-                                    epoch=epoch)
-    except StoreError as exc:
-        log.warning("BM25 index of %r not repaired now (%s): %s", collection, reason, exc.what)
-        return None
-    note = (f"bm25 index {reason}: rebuilt from Chroma ({len(chunks)} chunks, "
-            f"{(time.perf_counter() - start) * 1000:.0f} ms)")
-    log.warning(note)
-    index.note_repair(note)
-    with _lock:
-        _bm25[directory] = (_stamp(directory), index)
-    return index
 
 
 def rag_deps(settings: RagSettings) -> RagDeps:

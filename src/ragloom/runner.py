@@ -1,25 +1,32 @@
-"""Run the graphs behind the public face: ingest, ask, retrieve and stream (sync and async)."""
+"""The one road from every surface to the graphs: resolve settings, take the graph from the
+registry, run it.
+
+The CLI, the Python API, the HTTP service (REST, GraphQL, SSE), crews, agent tools and the
+LangChain retriever all call `plan` and then `invoke`, `ainvoke` or the event stream `events`
+(`stream_run` is the same stream for synchronous callers). A run's recursion limit is derived here
+from its own loop budget, and a tripped limit becomes a best-effort answer here, once.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import queue
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from ragloom import resources
-from ragloom.errors import ConfigError
-from ragloom.profiles.resolver import compile_graph, graph_builder, recursion_limit
+from ragloom import registry, resources
+from ragloom.errors import ConfigError, QueryError
 from ragloom.settings import RagSettings, resolve_settings
-from ragloom.state import IngestionReport, RagAnswer, RagContext, TraceStep
+from ragloom.state import IngestionReport, RagAnswer, RagContext, RunInput, TraceStep
 from ragloom.stores.lock import collection_lock
 
 ProgressFn = Callable[[int, int], None]
-
-_graphs: dict[tuple[Any, ...], Any] = {}
-_graphs_lock = threading.Lock()
 
 
 def ingest(
@@ -42,36 +49,22 @@ def ingest(
     omits is left as recorded. `progress(done, total)` is called when the changed sources are
     known (0, total), after each changed source, and at the end.
     """
+    from ragloom.nodes.ingest import SOURCE_DONE
+
     specs = [sources] if isinstance(sources, str) else list(sources)
     if changed is not None and reindex:
         raise ConfigError("a change feed (changed=...) cannot be combined with reindex=True",
                           hint="a reindex reads every source: drop one of the two")
-    overrides: dict[str, Any] = {"collection": collection, "data_dir": data_dir}
-    if chunker is not None:
-        overrides["chunker"] = {"name": chunker}
-    run_settings = resolve_settings(settings, **overrides)
-    # ingest only: a query process never loads the loaders, validators and chunkers
-    from ragloom.graphs.ingest import build_ingest_graph
-    from ragloom.ingestion.chunkers import get_chunker
-    from ragloom.nodes.ingest import SOURCE_DONE, IngestDeps, ingest_recursion_limit
-
-    embedder = resources.embedder(run_settings)
-    deps = IngestDeps(
-        settings=run_settings,
-        index=resources.document_index(run_settings),
-        embedder=embedder,
-        chunker=get_chunker(run_settings.chunker, embedder=embedder),
-        paths=resources.data_paths(run_settings),
-    )
-    graph = build_ingest_graph(deps).compile().with_config(recursion_limit=ingest_recursion_limit())
-    lock_path = deps.paths.lock_file(run_settings.collection)
+    run_settings = resolve_settings(settings, collection=collection, data_dir=data_dir,
+                                    chunker=None if chunker is None else {"name": chunker})
+    graph = registry.ingest_graph(run_settings)
+    lock_path = resources.data_paths(run_settings).lock_file(run_settings.collection)
     report: IngestionReport | None = None
     total = done = 0
     with collection_lock(lock_path):
         payload = {"sources": specs, "reindex": reindex,
                    "changed": None if changed is None else list(changed)}
-        for mode, item in graph.stream(payload,
-                                       stream_mode=["updates", "custom"]):
+        for mode, item in graph.stream(payload, stream_mode=["updates", "custom"]):
             chunk = cast(dict[str, Any], item)
             if mode == "custom":  # one event per changed source (nodes.ingest.SOURCE_DONE)
                 if chunk.get("event") == SOURCE_DONE:
@@ -92,23 +85,71 @@ def ingest(
     return report
 
 
-def _query_deps(profile: str | None, settings: RagSettings | None, **overrides: Any) -> Any:
-    """Resolve settings for a query and return the shared live dependencies.
+@dataclass
+class Run:
+    """One prepared query run: the compiled graph, its typed input, config and context."""
 
-    An unknown collection is an UnknownCollectionError (a query never creates one).
-    """
-    run_settings = resolve_settings(settings, profile=profile, **overrides)
-    graph_builder(run_settings.profile)
-    resources.require_collection(run_settings)  # a query never creates a collection
-    return resources.rag_deps(run_settings)
+    graph: Any
+    input: RunInput
+    config: dict[str, Any] = field(default_factory=dict)
+    context: RagContext | None = None
+    profile: str = ""
 
 
-def breaker_answer(graph: Any, payload: dict[str, Any], exc: Exception) -> RagAnswer:
+def run_input(question: str | RunInput | dict[str, Any], **knobs: Any) -> RunInput:
+    """The typed input of a run: a question (with keyword knobs) or a whole input mapping;
+    a malformed knob is a QueryError naming it."""
+    if isinstance(question, RunInput):
+        return question
+    values = {"question": question} if isinstance(question, str) else dict(question)
+    values.update({k: v for k, v in knobs.items() if v is not None})
+    try:
+        return RunInput.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = "input." + ".".join(str(p) for p in first["loc"])
+        raise QueryError(f"invalid {where}: {first['msg']}", where=where,
+                         hint="fix or omit it (the settings' value is used when omitted)") from exc
+
+
+def _configured(graph: Any, given: RunInput, budget: int | None, *,
+                config: dict[str, Any] | None = None, context: RagContext | None = None,
+                profile: str = "") -> Run:
+    """A Run whose recursion limit follows its own loop budget (the input's, else `budget`)."""
+    own = given.max_iterations if given.max_iterations is not None else budget
+    merged = dict(config or {})
+    if own is not None:
+        merged["recursion_limit"] = registry.recursion_limit(own)
+    if given.thread is not None:
+        merged["configurable"] = {**merged.get("configurable", {}), "thread_id": given.thread}
+    return Run(graph=graph, input=given, config=merged, context=context, profile=profile)
+
+
+def plan(question: str | RunInput | dict[str, Any], *, settings: RagSettings | None = None,
+         profile: str | None = None, retrieval_only: bool = False,
+         collection: str | None = None, data_dir: str | Path | None = None,
+         config: dict[str, Any] | None = None, context: RagContext | None = None,
+         overrides: dict[str, Any] | None = None, **knobs: Any) -> Run:
+    """Prepare a query run: settings resolved (the one resolver), the graph from the registry,
+    the input typed. `knobs` are the per-run input (top_n, filters, max_iterations, lang,
+    ranking, thread); `overrides` are settings applied on top, key by key."""
+    given = run_input(question, **knobs)
+    run_settings = resolve_settings(settings, profile=profile, collection=collection,
+                                    data_dir=data_dir, **(overrides or {}))
+    graph = registry.query_graph(run_settings, retrieval_only=retrieval_only)
+    if context is None or not context.collection:
+        resources.require_collection(run_settings)  # a query never creates a collection
+    return _configured(graph, given, run_settings.loop.max_iterations, config=config,
+                       context=context, profile=run_settings.profile)
+
+
+def breaker_answer(run: Run, exc: Exception) -> RagAnswer:
     """The best-effort answer of a run whose recursion limit tripped."""
+    name = getattr(run.graph, "name", "") or ""
     return RagAnswer(
-        question=str(payload.get("question", "")),
+        question=run.input.question,
         text="I could not finish answering within the loop budget.",
-        profile=getattr(graph, "name", "").removeprefix("ragloom-").removesuffix("-retrieval"),
+        profile=run.profile or name.removeprefix("ragloom-").removesuffix("-retrieval"),
         best_effort=True,
         trace=[TraceStep(stage="circuit_breaker", duration_ms=0.0,
                          detail={"error": str(exc).splitlines()[0],
@@ -116,62 +157,55 @@ def breaker_answer(graph: Any, payload: dict[str, Any], exc: Exception) -> RagAn
     )
 
 
-def _payload(question: str | dict[str, Any]) -> dict[str, Any]:
-    """The graph input for a question or a whole input mapping."""
-    return {"question": question} if isinstance(question, str) else dict(question)
-
-
-def run_graph(graph: Any, question: str | dict[str, Any], *, context: RagContext | None = None,
-              config: dict[str, Any] | None = None) -> RagAnswer:
-    """Invoke a compiled query graph and return its RagAnswer, never raising for a loop.
-
-    `question` is the question or the whole input (`{"question": ..., "filters": ..., "top_n": ...,
-    "max_iterations": ...}`). A tripped recursion limit (`GraphRecursionError`) becomes a
-    best-effort answer whose trace ends with a `circuit_breaker` step.
-    """
+@contextmanager
+def _breaker(run: Run, answered: list[RagAnswer]) -> Iterator[None]:
+    """Turn a tripped recursion limit inside the block into the run's best-effort answer."""
     from langgraph.errors import GraphRecursionError
 
-    payload = _payload(question)
     try:
-        return graph.invoke(payload, config=config, context=context)["answer"]
+        yield
     except GraphRecursionError as exc:
-        return breaker_answer(graph, payload, exc)
+        answered.append(breaker_answer(run, exc))
 
 
-async def arun_graph(graph: Any, question: str | dict[str, Any], *,
-                     context: RagContext | None = None,
-                     config: dict[str, Any] | None = None) -> RagAnswer:
-    """`run_graph` for asyncio callers."""
-    from langgraph.errors import GraphRecursionError
+def invoke(run: Run) -> RagAnswer:
+    """Run to the end and return the RagAnswer, never raising for a loop bound."""
+    answered: list[RagAnswer] = []
+    with _breaker(run, answered):
+        answered.append(run.graph.invoke(run.input.graph_input(), config=run.config or None,
+                                         context=run.context)["answer"])
+    return answered[-1]
 
-    payload = _payload(question)
-    try:
-        return (await graph.ainvoke(payload, config=config, context=context))["answer"]
-    except GraphRecursionError as exc:
-        return breaker_answer(graph, payload, exc)
+
+async def ainvoke(run: Run) -> RagAnswer:
+    """`invoke` for asyncio callers."""
+    answered: list[RagAnswer] = []
+    with _breaker(run, answered):
+        result = await run.graph.ainvoke(run.input.graph_input(), config=run.config or None,
+                                         context=run.context)
+        answered.append(result["answer"])
+    return answered[-1]
 
 
 class StreamEvent(BaseModel):
-    """One event of `stream`: a stage that ended, a piece of the answer text, or the answer.
+    """One event of a run: a stage that ended, a piece of the answer text, or the answer.
 
-    `text` events carry the chat model's tokens as the generate stage writes them (its draft,
-    before citation repair), or the extractive answer sentence by sentence; the last event is
-    always `answer`, with the final RagAnswer (checked, repaired, with citations).
+    `stage` events carry the trace steps the stage wrote (`steps`); `text` events carry the chat
+    model's tokens as the generate stage writes them (its draft, before citation repair), or the
+    extractive answer sentence by sentence; the last event is always `answer`, with the final
+    RagAnswer (checked, repaired, with citations).
     """
 
     kind: Literal["stage", "text", "answer"]
     stage: str = ""
     text: str = ""
+    steps: list[TraceStep] = []
     answer: RagAnswer | None = None
 
 
-ANSWER_NODES = frozenset({"answer", "iterative"})
-"""Top-level nodes whose update carries the final answer (adaptive's delegates relay one)."""
-
-
-def stream_events(mode: str, chunk: Any, namespace: tuple[str, ...],
-                  streamed: list[bool]) -> Iterator[StreamEvent]:
-    """StreamEvents of one item of a `stream_mode=["messages", "updates"]` stream."""
+def _events_of(mode: str, chunk: Any, namespace: tuple[str, ...],
+               streamed: list[bool]) -> Iterator[StreamEvent]:
+    """StreamEvents of one item of a `messages` + `updates` stream (subgraphs included)."""
     from ragloom.nodes.text import split_sentences
 
     if mode == "messages":
@@ -182,144 +216,126 @@ def stream_events(mode: str, chunk: Any, namespace: tuple[str, ...],
             yield StreamEvent(kind="text", stage="generate", text=message.content)
         return
     for node, update in (chunk or {}).items():
-        yield StreamEvent(kind="stage", stage=node)
-        if node == "generate" and not streamed[0] and (update or {}).get("draft"):
-            for sentence in split_sentences(update["draft"]):
+        values = update if isinstance(update, dict) else {}
+        yield StreamEvent(kind="stage", stage=node, steps=list(values.get("trace") or []))
+        if node == "generate" and not streamed[0] and values.get("draft"):
+            for sentence in split_sentences(values["draft"]):
                 yield StreamEvent(kind="text", stage="generate", text=sentence.text + " ")
-        if not namespace and node in ANSWER_NODES and (update or {}).get("answer") is not None:
-            yield StreamEvent(kind="answer", answer=update["answer"])
 
 
-def _stream_args(question: str, profile: str | None, retrieval_only: bool,
-                 top_n: int | None, filters: dict[str, Any] | None,
-                 settings: RagSettings | None, max_iterations: int | None,
-                 **overrides: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """(graph, input, config) of a streamed query."""
-    deps = _query_deps(profile, settings, **overrides)
-    graph = _graph_cache(deps, retrieval_only)
-    payload: dict[str, Any] = {"question": question, "filters": filters, "top_n": top_n}
-    config: dict[str, Any] = {}
-    if max_iterations is not None:
-        payload["max_iterations"] = max_iterations
-        config["recursion_limit"] = recursion_limit(deps.settings, max_iterations)
-    return graph, payload, config
-
-
-def stream(question: str, *, collection: str | None = None, profile: str | None = None,
-           retrieval_only: bool = False, top_n: int | None = None,
-           filters: dict[str, Any] | None = None, data_dir: str | Path | None = None,
-           settings: RagSettings | None = None,
-           max_iterations: int | None = None) -> Iterator[StreamEvent]:
-    """Answer a question as events: each stage as it ends, the answer text as it is written,
-    then the final RagAnswer (a tripped recursion limit yields a best-effort one)."""
-    from langgraph.errors import GraphRecursionError
-
-    graph, payload, config = _stream_args(question, profile, retrieval_only, top_n, filters,
-                                          settings, max_iterations, collection=collection,
-                                          data_dir=data_dir)
+async def events(run: Run) -> AsyncIterator[StreamEvent]:
+    """The run as events: each stage as it ends, the answer text as it is written, then the
+    answer (a tripped recursion limit yields a best-effort one). Cancelling the iteration
+    cancels the run."""
     streamed = [False]
-    try:
-        for namespace, mode, chunk in graph.stream(payload, config=config or None,
-                                                   stream_mode=["messages", "updates"],
-                                                   subgraphs=True):
-            yield from stream_events(mode, chunk, namespace, streamed)
-    except GraphRecursionError as exc:
-        yield StreamEvent(kind="answer", answer=breaker_answer(graph, payload, exc))
-
-
-async def astream(question: str, *, collection: str | None = None, profile: str | None = None,
-                  retrieval_only: bool = False, top_n: int | None = None,
-                  filters: dict[str, Any] | None = None, data_dir: str | Path | None = None,
-                  settings: RagSettings | None = None,
-                  max_iterations: int | None = None) -> AsyncIterator[StreamEvent]:
-    """`stream` for asyncio callers; cancelling the iteration cancels the run."""
-    from langgraph.errors import GraphRecursionError
-
-    graph, payload, config = _stream_args(question, profile, retrieval_only, top_n, filters,
-                                          settings, max_iterations, collection=collection,
-                                          data_dir=data_dir)
-    streamed = [False]
-    try:
-        async for namespace, mode, chunk in graph.astream(payload, config=config or None,
-                                                          stream_mode=["messages", "updates"],
-                                                          subgraphs=True):
-            for event in stream_events(mode, chunk, namespace, streamed):
+    answered: list[RagAnswer] = []
+    with _breaker(run, answered):
+        async for namespace, mode, chunk in run.graph.astream(
+                run.input.graph_input(), config=run.config or None, context=run.context,
+                stream_mode=["messages", "updates", "values"], subgraphs=True):
+            if mode == "values":
+                if not namespace and (chunk or {}).get("answer") is not None:
+                    answered.append(chunk["answer"])
+                continue
+            for event in _events_of(mode, chunk, namespace, streamed):
                 yield event
-    except GraphRecursionError as exc:
-        yield StreamEvent(kind="answer", answer=breaker_answer(graph, payload, exc))
+    assert answered, "a query graph always ends with its answer"
+    yield StreamEvent(kind="answer", answer=answered[-1])
 
 
-def _run_query(question: str, *, profile: str | None, retrieval_only: bool, top_n: int | None,
-               filters: dict[str, Any] | None, settings: RagSettings | None,
-               max_iterations: int | None = None, **overrides: Any) -> RagAnswer:
-    graph, payload, config = _stream_args(question, profile, retrieval_only, top_n, filters,
-                                          settings, max_iterations, **overrides)
-    return run_graph(graph, payload, config=config or None)
+_DONE = object()
 
 
-def _graph_cache(deps: Any, retrieval_only: bool) -> Any:
-    """The compiled graph for these dependencies, compiled once (keyed on the settings and the
-    identity of every live component; the cached graph keeps them alive, so ids stay unique)."""
-    key = (id(deps.index), id(deps.embedder), id(deps.chat), id(deps.reranker),
-           deps.settings.model_dump_json(), retrieval_only)
-    with _graphs_lock:
-        if key not in _graphs:
-            if len(_graphs) > 16:
-                _graphs.clear()
-            _graphs[key] = compile_graph(deps, retrieval_only=retrieval_only)
-        return _graphs[key]
+def stream_run(run: Run) -> Iterator[StreamEvent]:
+    """`events` for synchronous callers: the same stream, driven on a worker thread; leaving
+    the iteration early cancels the run."""
+    items: queue.Queue[Any] = queue.Queue()
+    stop = threading.Event()
+
+    async def pump() -> None:
+        async for event in events(run):
+            items.put(event)
+            if stop.is_set():
+                return
+
+    def work() -> None:
+        try:
+            asyncio.run(pump())
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, re-raised there
+            items.put(exc)
+        finally:
+            items.put(_DONE)
+
+    worker = threading.Thread(target=work, name="ragloom-stream", daemon=True)
+    worker.start()
+    try:
+        while (item := items.get()) is not _DONE:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
 
 
-def ask(
-    question: str,
-    *,
-    collection: str | None = None,
-    profile: str | None = None,
-    top_n: int | None = None,
-    filters: dict[str, Any] | None = None,
-    data_dir: str | Path | None = None,
-    settings: RagSettings | None = None,
-    max_iterations: int | None = None,
-) -> RagAnswer:
+def run_graph(graph: Any, question: str | dict[str, Any], *, context: RagContext | None = None,
+              config: dict[str, Any] | None = None) -> RagAnswer:
+    """Invoke a compiled query graph (`build_graph`) and return its RagAnswer, never raising
+    for a loop bound.
+
+    `question` is the question or the whole input (`{"question": ..., "filters": ..., "top_n":
+    ..., "max_iterations": ...}`); a run's `max_iterations` sets its recursion limit. A tripped
+    limit becomes a best-effort answer whose trace ends with a `circuit_breaker` step.
+    """
+    return invoke(_configured(graph, run_input(question), None, config=config, context=context))
+
+
+async def arun_graph(graph: Any, question: str | dict[str, Any], *,
+                     context: RagContext | None = None,
+                     config: dict[str, Any] | None = None) -> RagAnswer:
+    """`run_graph` for asyncio callers."""
+    return await ainvoke(_configured(graph, run_input(question), None, config=config,
+                                     context=context))
+
+
+def ask(question: str, *, collection: str | None = None, profile: str | None = None,
+        top_n: int | None = None, filters: dict[str, Any] | None = None,
+        data_dir: str | Path | None = None, settings: RagSettings | None = None,
+        max_iterations: int | None = None) -> RagAnswer:
     """Answer a question from a collection: text with `[n]` markers, citations and a trace."""
-    return _run_query(question, profile=profile, retrieval_only=False, top_n=top_n,
-                      filters=filters, settings=settings, max_iterations=max_iterations,
-                      collection=collection, data_dir=data_dir)
+    return invoke(plan(question, settings=settings, profile=profile, collection=collection,
+                       data_dir=data_dir, top_n=top_n, filters=filters,
+                       max_iterations=max_iterations))
 
 
-def retrieve(
-    question: str,
-    *,
-    collection: str | None = None,
-    profile: str | None = None,
-    top_n: int | None = None,
-    filters: dict[str, Any] | None = None,
-    data_dir: str | Path | None = None,
-    settings: RagSettings | None = None,
-    max_iterations: int | None = None,
-) -> RagAnswer:
+def retrieve(question: str, *, collection: str | None = None, profile: str | None = None,
+             top_n: int | None = None, filters: dict[str, Any] | None = None,
+             data_dir: str | Path | None = None, settings: RagSettings | None = None,
+             max_iterations: int | None = None) -> RagAnswer:
     """Run the retrieval-only graph: empty text, the assembled passages as citations."""
-    return _run_query(question, profile=profile, retrieval_only=True, top_n=top_n,
-                      filters=filters, settings=settings, max_iterations=max_iterations,
-                      collection=collection, data_dir=data_dir)
+    return invoke(plan(question, settings=settings, profile=profile, retrieval_only=True,
+                       collection=collection, data_dir=data_dir, top_n=top_n, filters=filters,
+                       max_iterations=max_iterations))
 
 
 async def aask(question: str, **options: Any) -> RagAnswer:
     """`ask` for asyncio callers (the same keyword options)."""
-    return await _arun_query(question, retrieval_only=False, **options)
+    return await ainvoke(plan(question, **options))
 
 
 async def aretrieve(question: str, **options: Any) -> RagAnswer:
     """`retrieve` for asyncio callers (the same keyword options)."""
-    return await _arun_query(question, retrieval_only=True, **options)
+    return await ainvoke(plan(question, retrieval_only=True, **options))
 
 
-async def _arun_query(question: str, *, retrieval_only: bool, profile: str | None = None,
-                      top_n: int | None = None, filters: dict[str, Any] | None = None,
-                      settings: RagSettings | None = None, max_iterations: int | None = None,
-                      collection: str | None = None,
-                      data_dir: str | Path | None = None) -> RagAnswer:
-    graph, payload, config = _stream_args(question, profile, retrieval_only, top_n, filters,
-                                          settings, max_iterations, collection=collection,
-                                          data_dir=data_dir)
-    return await arun_graph(graph, payload, config=config or None)
+def stream(question: str, **options: Any) -> Iterator[StreamEvent]:
+    """Answer a question as events (`plan`'s keyword options: collection, profile,
+    retrieval_only, top_n, filters, data_dir, settings, max_iterations, ...): each stage as it
+    ends, the answer text as it is written, then the final RagAnswer (a tripped recursion limit
+    yields a best-effort one)."""
+    return stream_run(plan(question, **options))
+
+
+async def astream(question: str, **options: Any) -> AsyncIterator[StreamEvent]:
+    """`stream` for asyncio callers; cancelling the iteration cancels the run."""
+    async for event in events(plan(question, **options)):
+        yield event

@@ -426,6 +426,17 @@ class RagSettings(_Section):
         "default $XDG_CACHE_HOME/ragloom, else ~/.cache/ragloom",
     )
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None,
+                   deep: bool = False) -> RagSettings:
+        """A copy with `update` applied; the update joins the values set above the preset, so
+        resolving the copy under another profile keeps it."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update and self._overlay is not None:
+            values = {k: v.model_dump() if isinstance(v, BaseModel) else v
+                      for k, v in update.items() if k != "profile"}
+            copy._overlay = deep_merge(self._overlay, values)
+        return copy
+
     def resolved_cache_dir(self) -> Path:
         """The cache directory: cache_dir when set, else the per-user default."""
         return Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir()

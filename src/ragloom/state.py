@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from langgraph.managed import RemainingSteps
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from typing_extensions import Required, TypedDict
 
 ScoreOrigin = str  # "vector" | "bm25" | "rrf" | "convex" | "rerank:<name>" | "web"
@@ -213,6 +213,29 @@ class RagContext:
     """
 
     collection: str | None = None
+
+
+class RunInput(BaseModel):
+    """One run's input, the same on every surface: the question and the per-run knobs.
+
+    `lang` is the request's language (ISO 639-1; None: detected from the question). `ranking`
+    overrides the `ranking` settings for this run; `max_iterations` the loop budget (0 to 10);
+    `thread` names the conversation thread the run belongs to (LangGraph's `thread_id`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    filters: dict[str, Any] | None = None
+    top_n: StrictInt | None = Field(None, ge=1, le=1000)
+    max_iterations: StrictInt | None = Field(None, ge=0, le=10)
+    lang: str | None = None
+    ranking: dict[str, Any] | None = None
+    thread: str | None = None
+
+    def graph_input(self) -> dict[str, Any]:
+        """The input mapping of the query graphs (RagInput)."""
+        return self.model_dump(exclude={"thread"})
 
 
 class RagInput(TypedDict, total=False):

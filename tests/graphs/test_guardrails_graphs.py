@@ -10,7 +10,7 @@ import pytest
 from ragloom import resources
 from ragloom.errors import QueryError
 from ragloom.nodes.deps import RagDeps
-from ragloom.profiles.resolver import graph_builder
+from ragloom.registry import graph_builder
 from ragloom.runner import ask, ingest, retrieve, run_graph
 from ragloom.settings import load_settings
 from tests.conftest import EXAMPLES_KB

@@ -392,27 +392,39 @@ def test_an_interrupted_run_is_repaired_from_its_intent_and_journal(
     assert report.count("failed") == 0
 
 
-def test_a_corrupt_bm25_index_is_repaired_from_chroma_and_traced(kb: Path, data_dir: Path) -> None:
-    from ragloom.runner import retrieve
-    from ragloom.stores.lock import collection_lock
+def _bytes_under(root: Path) -> dict[str, bytes]:
+    """Every file under root with its content (what a query must leave as it found)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
 
-    ingest([str(kb)], collection="repair", data_dir=data_dir)
-    paths = resources.data_paths(resolve_settings(data_dir=data_dir, collection="repair"))
-    expected = sorted(Bm25Index.open(paths.bm25_dir("repair")).ids)
-    (paths.bm25_dir("repair") / "CURRENT.json").write_text("{torn")
-    with collection_lock(paths.lock_file("repair")):  # an ingest is running: no repair now
-        held = retrieve("How do I pair the hub?", collection="repair", data_dir=data_dir)
-    step = next(s for s in held.trace if s.stage == "retrieve")
-    assert step.detail["mode"] == "vector" and "degraded" in step.detail
-    answer = retrieve("How do I pair the hub?", collection="repair", data_dir=data_dir)
-    step = next(s for s in answer.trace if s.stage == "retrieve")
-    assert step.detail["mode"] == "hybrid"
-    assert "rebuilt from Chroma" in step.detail["bm25_repaired"]
-    assert sorted(Bm25Index.open(paths.bm25_dir("repair")).ids) == expected
-    again = retrieve("How do I pair the hub?", collection="repair", data_dir=data_dir)
-    assert "bm25_repaired" not in next(s for s in again.trace if s.stage == "retrieve").detail
-    assert ingest([str(kb)], collection="repair", data_dir=data_dir).embeddings_computed == 0
-    assert_consistent(data_dir, "repair")
+
+@pytest.mark.parametrize("damage", ["removed", "torn"])
+def test_a_query_never_writes_and_answers_from_the_dense_leg_until_ingest_rebuilds_bm25(
+        kb: Path, data_dir: Path, damage: str) -> None:
+    from ragloom.runner import ask, retrieve
+
+    collection = f"readonly-{damage}"
+    ingest([str(kb)], collection=collection, data_dir=data_dir)
+    paths = resources.data_paths(resolve_settings(data_dir=data_dir, collection=collection))
+    expected = sorted(Bm25Index.open(paths.bm25_dir(collection)).ids)
+    if damage == "removed":
+        shutil.rmtree(paths.bm25_dir(collection))
+    else:
+        (paths.bm25_dir(collection) / "CURRENT.json").write_text("{torn")
+    before = _bytes_under(data_dir)
+    for query in (retrieve, ask):
+        for profile in ("balanced", "corrective"):
+            answer = query("How do I pair the hub?", collection=collection, data_dir=data_dir,
+                           profile=profile)
+            step = next(s for s in answer.trace if s.stage == "retrieve")
+            assert step.detail["mode"] == "vector" and "degraded" in step.detail
+            assert answer.citations
+    assert _bytes_under(data_dir) == before
+    ingest([str(kb)], collection=collection, data_dir=data_dir)  # the ingest side repairs it
+    assert sorted(Bm25Index.open(paths.bm25_dir(collection)).ids) == expected
+    again = retrieve("How do I pair the hub?", collection=collection, data_dir=data_dir)
+    assert next(s for s in again.trace if s.stage == "retrieve").detail["mode"] == "hybrid"
+    assert_consistent(data_dir, collection)
 
 
 def test_a_reindex_serves_the_old_state_until_it_swaps_the_new_one_in(

@@ -16,7 +16,7 @@ import pytest
 
 from ragloom import resources
 from ragloom.graphs import routing
-from ragloom.profiles.resolver import compile_graph
+from ragloom.registry import compile_profile
 from ragloom.runner import ask, ingest, retrieve, run_graph
 from ragloom.settings import load_settings
 from tests.conftest import EXAMPLES_KB
@@ -50,7 +50,7 @@ def graph_with(kb: Path, chat: ScriptedRoleChat | None, profile: str = "correcti
                retrieval_only: bool = False, **overrides: Any) -> Any:
     settings = load_settings(profile, data_dir=kb, collection=COLLECTION, **overrides)
     deps = dataclasses.replace(resources.rag_deps(settings), chat=chat)
-    return compile_graph(deps, retrieval_only=retrieval_only)
+    return compile_profile(deps, retrieval_only=retrieval_only)
 
 
 def stages(answer: Any) -> list[str]:

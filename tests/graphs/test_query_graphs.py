@@ -12,7 +12,7 @@ import pytest
 from ragloom.errors import QueryError, UnknownNameError
 from ragloom.graphs.retrieval import build_retrieval_graph
 from ragloom.nodes.deps import RagDeps
-from ragloom.profiles.resolver import build_graph, graph_builder
+from ragloom.registry import build_graph, graph_builder
 from ragloom.runner import ask, ingest, retrieve
 from ragloom.settings import load_settings
 from tests.conftest import EXAMPLES_KB

@@ -14,7 +14,7 @@ from ragloom.graphs import ingest as ingest_graphs
 from ragloom.graphs import routing
 from ragloom.ingestion.chunkers import get_chunker
 from ragloom.nodes.ingest import IngestDeps
-from ragloom.profiles.resolver import build_graph
+from ragloom.registry import build_graph
 from ragloom.runner import ask, ingest
 from ragloom.settings import load_settings
 from ragloom.stores.lock import collection_lock

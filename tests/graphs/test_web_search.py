@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from ragloom.profiles.resolver import graph_builder
+from ragloom.registry import graph_builder
 from ragloom.nodes.deps import RagDeps
 from ragloom.runner import ask, ingest
 from ragloom.settings import load_settings

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ragloom import resources
-from ragloom.profiles.resolver import compile_graph
+from ragloom.registry import compile_profile
 from ragloom.providers.chat import complete, get_chat_model
 from ragloom.runner import ask, run_graph
 from ragloom.settings import ChatSettings, RagSettings, load_settings, resolve_settings
@@ -63,7 +63,7 @@ def stream_updates(settings: RagSettings, question: str, *,
                    retrieval_only: bool = False) -> dict[str, dict[str, Any]]:
     """Run the profile graph and return the last result of every node, subgraph nodes included,
     by node name (task results: every key a node wrote, not only the graph's output keys)."""
-    graph = compile_graph(resources.rag_deps(settings), retrieval_only=retrieval_only)
+    graph = compile_profile(resources.rag_deps(settings), retrieval_only=retrieval_only)
     updates: dict[str, dict[str, Any]] = {}
     for _, task in graph.stream({"question": question}, stream_mode="tasks", subgraphs=True):
         if "result" in task:
@@ -166,7 +166,7 @@ def test_multi_query_variants_are_parsed_or_degradation_is_traced(kb_dir: Path,
 def test_corrective_loop_through_chat_openai(kb_dir: Path, llm_base_url: str) -> None:
     settings = llm_settings(kb_dir, llm_base_url, loop={"max_iterations": 1})
     settings = settings.model_copy(update={"profile": "corrective"})
-    graph = compile_graph(resources.rag_deps(resolve_settings(settings, profile="corrective")))
+    graph = compile_profile(resources.rag_deps(resolve_settings(settings, profile="corrective")))
     answer = run_graph(graph, QUESTION)
     stages = trace_stages(answer)
     assert stages[0] == "guard" and stages[-1] == "answer"
@@ -180,7 +180,7 @@ def test_corrective_loop_through_chat_openai(kb_dir: Path, llm_base_url: str) ->
 
 def test_adaptive_router_through_chat_openai(kb_dir: Path, llm_base_url: str) -> None:
     settings = llm_settings(kb_dir, llm_base_url, adaptive={"classifier": "llm"})
-    graph = compile_graph(resources.rag_deps(resolve_settings(settings, profile="adaptive")),
+    graph = compile_profile(resources.rag_deps(resolve_settings(settings, profile="adaptive")),
                           retrieval_only=True)
     answer = run_graph(graph, "Which costs more, the Lumen Max or the Lumen Pro?")
     classify = trace_detail(answer, "classify")

@@ -313,12 +313,6 @@ def test_filter_masks_are_cached(index: Bm25Index) -> None:
     assert len(index._masks) == 1
 
 
-def test_repair_note_is_taken_once(index: Bm25Index) -> None:
-    index.note_repair("rebuilt from Chroma")
-    assert index.take_repair_note() == "rebuilt from Chroma"
-    assert index.take_repair_note() is None
-
-
 def test_vocabulary_coverage_is_the_share_of_known_query_terms(index: Bm25Index) -> None:
     known = "green"
     assert index.vocabulary_coverage(known) == 1.0

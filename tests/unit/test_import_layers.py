@@ -9,18 +9,22 @@ from pathlib import Path
 import ragloom
 
 SRC = Path(ragloom.__file__).parent
-ABOVE_NODES = {"graphs", "profiles", "crews", "cli", "api", "runner", "tools", "retriever"}
+ABOVE_NODES = {"graphs", "profiles", "registry", "crews", "cli", "api", "runner", "tools",
+               "retriever"}
 FORBIDDEN: dict[str, set[str]] = {
     # the bottom layer: library code that knows nothing of queries, graphs or profiles
     "providers": {"nodes", "resources", "evaluation"} | ABOVE_NODES,
     "stores": {"providers", "nodes", "resources", "evaluation"} | ABOVE_NODES,
     "ingestion": {"nodes", "resources", "evaluation"} | ABOVE_NODES,
-    "settings": {"providers", "stores", "ingestion", "nodes", "resources", "evaluation"} | ABOVE_NODES,
+    # settings sit under every domain module: no guardrails, language detection or stores
+    "settings": {"providers", "stores", "ingestion", "nodes", "resources", "evaluation",
+                 "guardrails", "language"} | ABOVE_NODES,
     "state": {"providers", "stores", "ingestion", "nodes", "resources", "evaluation"} | ABOVE_NODES,
     "errors": {"providers", "stores", "ingestion", "nodes", "resources", "evaluation"} | ABOVE_NODES,
     "nodes": ABOVE_NODES,
-    "graphs": {"profiles", "crews", "cli", "api", "evaluation"},
-    "profiles": {"crews", "cli", "api"},
+    "graphs": {"profiles", "registry", "runner", "crews", "cli", "api", "evaluation"},
+    "profiles": {"registry", "runner", "crews", "cli", "api"},
+    "registry": {"runner", "crews", "cli", "api"},
     "crews": {"cli", "api"},
 }
 ALLOWED = {
@@ -31,8 +35,8 @@ ALLOWED = {
     # and state.
     ("ragloom.settings", "ragloom.stores.filters"),
     # graphs/studio.py is the `langgraph dev` entry point (langgraph.json): it sits on top of
-    # everything and builds each profile's graph through the resolver.
-    ("ragloom.graphs.studio", "ragloom.profiles.resolver"),
+    # everything and takes each profile's graph from the registry.
+    ("ragloom.graphs.studio", "ragloom.registry"),
 }
 
 

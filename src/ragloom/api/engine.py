@@ -1,26 +1,23 @@
-"""Run query graphs for the service: one compiled graph per (profile, top_k, offline), reused by
-every request and collection (the collection travels in the runtime context), events as they come,
-chat-model calls counted, step end times recorded for the spans."""
+"""Run query graphs for the service through the one runner: each plan resolves its settings on
+the server's, the graph comes from the registry (compiled once per settings), the collection
+travels in the runtime context; chat-model calls are counted and step end times recorded for the
+spans."""
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from ragloom import resources
+from ragloom import runner
 from ragloom.api.telemetry import StepEnds, now_ns
-from ragloom.nodes.deps import RagDeps
-from ragloom.profiles.resolver import compile_graph, graph_builder
-from ragloom.runner import StreamEvent, breaker_answer, stream_events
-from ragloom.settings import RagSettings, resolve_settings
+from ragloom.runner import StreamEvent
+from ragloom.settings import RagSettings
 from ragloom.state import RagContext
 
-POOL_SIZE = 32
 CHARS_PER_TOKEN = 4
 
 
@@ -101,37 +98,27 @@ def offline_layer(settings: RagSettings) -> dict[str, Any]:
 
 
 class Engine:
-    """Compiled graphs, pooled, and the runs over them."""
+    """The service's runs: each through the runner, on the server's resolved settings."""
 
     def __init__(self, settings: RagSettings) -> None:
         self.settings = settings
-        self._pool: OrderedDict[tuple[Any, ...], tuple[Any, RagDeps]] = OrderedDict()
-        self._lock = threading.Lock()
 
     @property
     def chat_configured(self) -> bool:
         """True when the service answers with a chat model (so it can fall back without one)."""
         return self.settings.chat.provider != "none"
 
-    def graph(self, plan: QueryPlan, *, offline: bool = False) -> tuple[Any, RagDeps]:
-        """The compiled graph (and its dependencies) for a plan, compiled on first use."""
-        key = (plan.profile, plan.top_k, plan.retrieval_only, offline)
-        with self._lock:
-            if key in self._pool:
-                self._pool.move_to_end(key)
-                return self._pool[key]
-        graph_builder(plan.profile)
-        layer: dict[str, Any] = offline_layer(self.settings) if offline else {}
+    def run(self, plan: QueryPlan, *, offline: bool = False,
+            config: dict[str, Any] | None = None) -> runner.Run:
+        """The runner's Run of a plan (graph compiled on first use, shared by every request)."""
+        overrides: dict[str, Any] = offline_layer(self.settings) if offline else {}
         if plan.top_k is not None:
-            layer["retrieval"] = {"candidate_k": plan.top_k}
-        settings = resolve_settings(self.settings, profile=plan.profile, **layer)
-        deps = resources.rag_deps(settings)
-        compiled = compile_graph(deps, retrieval_only=plan.retrieval_only)
-        with self._lock:
-            self._pool[key] = (compiled, deps)
-            while len(self._pool) > POOL_SIZE:
-                self._pool.popitem(last=False)
-        return compiled, deps
+            overrides["retrieval"] = {"candidate_k": plan.top_k}
+        return runner.plan(plan.question or "warm up", settings=self.settings,
+                           profile=plan.profile, retrieval_only=plan.retrieval_only,
+                           overrides=overrides, config=config,
+                           context=RagContext(collection=plan.collection),
+                           filters=plan.filters, top_n=plan.top_n)
 
     async def events(self, plan: QueryPlan, *, calls: ModelCalls, ends: StepEnds,
                      metadata: dict[str, Any], offline: bool = False
@@ -139,28 +126,11 @@ class Engine:
         """Run a plan: each stage as it ends, the answer text as it is written, then the answer
         (a tripped recursion limit yields a best-effort one). Cancelling the iteration cancels
         the run."""
-        from langgraph.errors import GraphRecursionError
-
-        graph, _ = self.graph(plan, offline=offline)
-        payload = {"question": plan.question, "filters": plan.filters, "top_n": plan.top_n}
         config = {"callbacks": [calls], "metadata": metadata,
                   "run_name": f"ragloom-{plan.profile}"}
-        streamed = [False]
-        try:
-            async for namespace, mode, chunk in graph.astream(
-                    payload, config=config, context=RagContext(collection=plan.collection),
-                    stream_mode=["messages", "updates"], subgraphs=True):
-                if mode == "updates":
-                    _record_ends(chunk, ends)
-                for event in stream_events(mode, chunk, namespace, streamed):
-                    yield event
-        except GraphRecursionError as exc:
-            yield StreamEvent(kind="answer", answer=breaker_answer(graph, payload, exc))
-
-
-def _record_ends(update: Any, ends: StepEnds) -> None:
-    """Note when each trace step of an update was first seen (its end, give or take a hop)."""
-    stamp = now_ns()
-    for values in (update or {}).values():
-        for step in (values or {}).get("trace", []) if isinstance(values, dict) else []:
-            ends.setdefault((step.stage, step.duration_ms), stamp)
+        async for event in runner.events(self.run(plan, offline=offline, config=config)):
+            if event.kind == "stage":
+                stamp = now_ns()
+                for step in event.steps:
+                    ends.setdefault((step.stage, step.duration_ms), stamp)
+            yield event

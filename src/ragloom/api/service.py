@@ -179,9 +179,9 @@ class RagService:
     def warm(self) -> None:
         """Load the models and compile the default profile's graphs before the first request."""
         for retrieval_only in (False, True):
-            self.engine.graph(QueryPlan(question="", collection=self.settings.collection,
-                                        profile=self.settings.profile,
-                                        retrieval_only=retrieval_only))
+            self.engine.run(QueryPlan(question="", collection=self.settings.collection,
+                                      profile=self.settings.profile,
+                                      retrieval_only=retrieval_only))
         resources.embedder(self.settings).embed_query("warm up")
 
     async def close(self) -> None:

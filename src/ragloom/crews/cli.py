@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from ragloom.cli_json import json_object_option
+from ragloom.cli_options import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt
 from ragloom.errors import RagloomError
 
 crew_app = typer.Typer(no_args_is_help=True, help="Crews: crew YAML or CrewAI projects run as "
@@ -18,13 +19,6 @@ err = Console(stderr=True, soft_wrap=True)
 
 PathArg = Annotated[str, typer.Argument(help="crew .yaml, CrewAI project folder, or the name of "
                                         "a packaged example (support, research, triage)")]
-DataDirOpt = Annotated[Optional[Path], typer.Option("--data-dir", envvar="RAGLOOM_DATA_DIR",
-                                                    help="where all on-disk state lives")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", envvar="RAGLOOM_CONFIG",
-                                                   help="YAML settings file")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print machine-readable JSON")]
-
-
 def _fail(exc: RagloomError) -> None:
     problems = getattr(exc, "problems", None)
     if problems:
@@ -128,6 +122,7 @@ def run_cmd(
                                                        "paths are written (default "
                                                        "<data-dir>/crews/<crew>/outputs)")] = None,
     as_json: JsonOpt = False,
+    collection: CollectionOpt = None,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -139,7 +134,8 @@ def run_cmd(
     values = _inputs(inputs or [], inputs_json)
     thread_id = thread or new_thread_id()
     try:
-        crew = build_crew(path, data_dir=data_dir, config_file=config, output_dir=output_dir)
+        crew = build_crew(path, data_dir=data_dir, config_file=config, collection=collection,
+                          output_dir=output_dir)
         result = run_crew(crew.graph, values, thread_id=thread_id, resume=resume)
     except RagloomError as exc:
         _fail(exc)

@@ -10,7 +10,6 @@ a run can be inspected (`graph.get_state(config)`) or resumed after a failure
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.resources
 import re
 import uuid
@@ -32,6 +31,8 @@ if TYPE_CHECKING:
 
 Checkpointer = Literal["sqlite"] | None
 DEFAULT_THREAD = "default"
+DEFAULT_COLLECTION = "default"
+"""The crew collection name that stands for the configured collection."""
 _URL = re.compile(r"^https?://", re.IGNORECASE)
 
 
@@ -80,6 +81,12 @@ def _source_spec(source: str, base: Path) -> str:
     return str(path if path.is_absolute() else base / path)
 
 
+def collection_name(name: str, settings: RagSettings) -> str:
+    """The collection a crew's collection `name` reads: `default` is the configured collection
+    (`settings.collection`: `-c`, RAGLOOM_COLLECTION, the config file), any other name itself."""
+    return settings.collection if name == DEFAULT_COLLECTION else name
+
+
 def ingest_collections(spec: CrewSpec, settings: RagSettings) -> list[IngestionReport]:
     """Ingest every crew collection that lists sources, incrementally; one report each."""
     from ragloom.runner import ingest
@@ -97,7 +104,8 @@ def ingest_collections(spec: CrewSpec, settings: RagSettings) -> list[IngestionR
                 "name": chunk.strategy, "size": max(50, int(chunk.max_tokens * per_token)),
                 "overlap": int(chunk.overlap * per_token)})
         sources = [_source_spec(s, base) for s in collection.sources]
-        reports.append(ingest(sources, collection=name, settings=run_settings))
+        reports.append(ingest(sources, collection=collection_name(name, settings),
+                              settings=run_settings))
     return reports
 
 
@@ -131,28 +139,20 @@ def default_output_dir(settings: RagSettings, spec: CrewSpec) -> Path:
 def _parts(spec: CrewSpec, settings: RagSettings, chat: BaseChatModel | None,
            reports: list[IngestionReport], output_dir: Path) -> Any:
     """The live parts of a crew: one performer per agent, one retrieval subgraph per knowledge."""
-    from ragloom import resources
+    from ragloom import registry, resources
     from ragloom.crews.agents import Performer, agent_loop, agent_tools
     from ragloom.crews.graph import CrewParts
-    from ragloom.graphs.assembly import DepsSource
-    from ragloom.graphs.retrieval import compile_retrieval
     from ragloom.providers.chat import get_chat_model
 
     model = chat if chat is not None else get_chat_model(settings.chat)
-    compiled: dict[tuple[str, str], Any] = {}
     subgraphs: dict[tuple[str, str], Any] = {}
     performers = {}
     for agent_id, agent in spec.agents.items():
         profile = agent.profile or settings.profile
         for collection in agent.knowledge:
-            key = (collection, profile)
-            if key not in compiled:
-                deps = resources.rag_deps(resolve_settings(settings, profile=profile,
-                                                           collection=collection))
-                if chat is not None:
-                    deps = dataclasses.replace(deps, chat=chat)
-                compiled[key] = compile_retrieval(DepsSource(deps))
-            subgraphs[(agent_id, collection)] = compiled[key]
+            subgraphs[(agent_id, collection)] = registry.retrieval_subgraph(resolve_settings(
+                settings, profile=profile, collection=collection_name(collection, settings)),
+                chat=chat)
         tools = agent_tools(agent, settings)
         loop = agent_loop(agent_id, agent, model, tools) if tools and model is not None else None
         performers[agent_id] = Performer(agent_id, agent, chat=model, settings=settings,
@@ -184,6 +184,7 @@ def sqlite_checkpointer(path: Path) -> BaseCheckpointSaver:
 
 def build_crew(path: str | Path, *, settings: RagSettings | None = None,
                data_dir: str | Path | None = None, config_file: str | Path | None = None,
+               collection: str | None = None,
                chat: BaseChatModel | None = None,
                checkpointer: Checkpointer | BaseCheckpointSaver = "sqlite",
                output_dir: str | Path | None = None) -> Crew:
@@ -191,7 +192,8 @@ def build_crew(path: str | Path, *, settings: RagSettings | None = None,
     from ragloom.crews.graph import build_crew_graph, recursion_limit
 
     spec = validate_crew(path)
-    run_settings = resolve_settings(settings, config_file=config_file, data_dir=data_dir)
+    run_settings = resolve_settings(settings, config_file=config_file, data_dir=data_dir,
+                                    collection=collection)
     reports = ingest_collections(spec, run_settings)
     spec = spec.model_copy(update={"notices": [*spec.notices, *_ingestion_notices(reports)]})
     out_dir = Path(output_dir) if output_dir is not None else default_output_dir(run_settings, spec)
@@ -219,7 +221,8 @@ def load_crew(path: str | Path, **options: Any) -> Any:
 
     Its collections are ingested first (incrementally). Invoke it with
     `{"inputs": {"placeholder": value, ...}}`; the output is `{"result": CrewResult}`. Options:
-    settings, data_dir, config_file, chat (a LangChain chat model overriding the configured one),
+    settings, data_dir, config_file, collection (what the crew's collection `default` reads),
+    chat (a LangChain chat model overriding the configured one),
     checkpointer ("sqlite" under the data directory, None, or a LangGraph checkpointer) and
     output_dir (where output_file paths are written).
     """

@@ -255,6 +255,12 @@ def _shape(checker: _Checker) -> CrewBody | None:
                     entry["tools"] = _tool_names(checker, agent_id, entry["tools"])
                 kept_agents[str(agent_id)] = entry
         raw["agents"] = kept_agents
+        if draft.dialect == "crewai":  # a CrewAI project names existing collections directly
+            for entry in kept_agents.values():
+                known = entry.get("knowledge")
+                for name in known if isinstance(known, list) else []:
+                    if isinstance(name, str):
+                        collections.setdefault(name, {})
     if rag is not None or collections:
         raw["rag"] = {**(rag or {}), "collections": collections}
     tasks = raw.get("tasks")

@@ -66,7 +66,7 @@ _CHUNKS = TypeAdapter(list[Chunk])
 
 
 class CorruptIndexError(ValueError):
-    """The persisted index cannot be read back as written (repair it from the document index)."""
+    """The persisted index cannot be read back as written (an ingest rebuilds it from the store)."""
 
 
 def ids_revision(ids: Iterable[str]) -> str:
@@ -261,7 +261,6 @@ class Bm25Index:
         self._metadata: list[dict[str, Any]] | None = None
         self._masks: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
-        self._repair_note: str | None = None
 
     # ------------------------------------------------------------------------------ persistence
 
@@ -335,16 +334,6 @@ class Bm25Index:
     def __len__(self) -> int:
         """Number of live chunks."""
         return self._n
-
-    def note_repair(self, note: str) -> None:
-        """Mark this snapshot as rebuilt from the document index (read once by `take_repair_note`)."""
-        self._repair_note = note
-
-    def take_repair_note(self) -> str | None:
-        """The repair note, once: the first query on a repaired snapshot traces it."""
-        with self._lock:
-            note, self._repair_note = self._repair_note, None
-        return note
 
     def vocabulary_coverage(self, query: str) -> float | None:
         """Share of the query's terms (stemmed, stopwords out) the index knows; None when the
