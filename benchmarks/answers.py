@@ -54,7 +54,8 @@ NOTE_PREFIX = "Note: ["
 
 def answer_sentences(text: str) -> list[str]:
     """The claim sentences of an answer (content words; the suspicious-source note left out)."""
-    from ragloom.nodes.text import split_sentences, strip_markers, tokenize
+    from ragloom.nodes.text import strip_markers, tokenize
+    from ragloom.sentences import split_sentences
 
     out = []
     for sentence in split_sentences(text):

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from ragloom import resources
 from ragloom import runner as runner_module
 from ragloom.cli import app
-from ragloom.nodes import ingest as ingest_nodes
+from ragloom.nodes.ingest import embedding as embed_node
 from ragloom.runner import StreamEvent, ingest
 from ragloom.settings import load_settings
 from ragloom.state import RagAnswer
@@ -48,15 +48,15 @@ def test_progress_advances_source_by_source_between_embeddings(
         events.append(("embed", len(texts)))
         return real(self, texts)
 
-    report_done = ingest_nodes._report_done
+    report_done = embed_node.report_done
 
     def reported(source_ids: list[str]) -> None:
         events.append(("done", [Path(s).name for s in source_ids]))
         report_done(source_ids)
 
     monkeypatch.setattr(type(embedder), "embed_array", spy)
-    monkeypatch.setattr(ingest_nodes, "_report_done", reported)
-    monkeypatch.setattr(ingest_nodes, "EMBED_GROUP_TEXTS", 1)  # one source per embed call
+    monkeypatch.setattr(embed_node, "report_done", reported)
+    monkeypatch.setattr(embed_node, "EMBED_GROUP_TEXTS", 1)  # one source per embed call
     progress: list[tuple[int, int]] = []
     report = ingest([str(_sources(tmp_path, 3))], settings=settings,
                     progress=lambda done, total: progress.append((done, total)))

@@ -173,11 +173,11 @@ def test_unchanged_sources_are_settled_at_plan_without_reading(
 ) -> None:
     tree = write_tree(tmp_path / "t", {f"n{i}.md": f"# Note {i}\n\nAmber {i} cobalt." for i in range(5)})
     ingest([str(tree)], collection="settle", data_dir=data_dir)
-    from ragloom.nodes import ingest as nodes
+    from ragloom.nodes.ingest import loading
 
     reads: list[str] = []
-    original = nodes.read_source
-    monkeypatch.setattr(nodes, "read_source", lambda ref, s: reads.append(ref.source_id) or original(ref, s))
+    original = loading.read_source
+    monkeypatch.setattr(loading, "read_source", lambda ref, s: reads.append(ref.source_id) or original(ref, s))
     again = ingest([str(tree)], collection="settle", data_dir=data_dir)
     assert set(statuses(again).values()) == {"unchanged"} and reads == []
     assert again.stage_ms.keys() == {"plan", "finalize", "bm25"}  # no batch ran
@@ -241,16 +241,16 @@ def test_one_bad_source_fails_alone(tmp_path: Path, data_dir: Path,
     weird = os.fsdecode(os.fsencode(str(d)) + b"/caf\xff.md")
     with open(os.fsencode(weird), "w", encoding="utf-8") as handle:
         handle.write("# Odd name\n\nCobalt.")
-    from ragloom.nodes import ingest as nodes
+    from ragloom.nodes.ingest import loading
 
-    original = nodes.parse_source
+    original = loading.parse_source
 
     def explode(raw, settings, cache_dir):  # type: ignore[no-untyped-def]
         if raw.ref.source_id.endswith("boom.md"):
             raise RecursionError("maximum recursion depth exceeded")
         return original(raw, settings, cache_dir)
 
-    monkeypatch.setattr(nodes, "parse_source", explode)
+    monkeypatch.setattr(loading, "parse_source", explode)
     report = ingest([str(d)], collection="badone", data_dir=data_dir)
     by_name = {Path(s.source_id).name: s for s in report.sources}
     assert by_name["good.md"].status == "ingested"
@@ -371,7 +371,7 @@ def test_an_interrupted_run_is_repaired_from_its_intent_and_journal(
     target = sorted(kb.glob("*.md"))[0]
     target.write_text(target.read_text(encoding="utf-8") + "\n\nZebras migrate.\n", "utf-8")
     (kb / "faq.md").unlink()
-    from ragloom.nodes import ingest as nodes
+    from ragloom.nodes.ingest import bm25_sync, storing
     from ragloom.stores import bm25 as bm25_module
     from ragloom.stores import manifest as manifest_module
 
@@ -379,7 +379,7 @@ def test_an_interrupted_run_is_repaired_from_its_intent_and_journal(
         if name == point:
             raise KeyboardInterrupt(name)
 
-    for module in (nodes, bm25_module, manifest_module):
+    for module in (storing, bm25_sync, bm25_module, manifest_module):
         monkeypatch.setattr(module, "crashpoint", crash)
     with pytest.raises(KeyboardInterrupt):
         ingest([str(kb)], collection="intent", data_dir=data_dir)
@@ -430,7 +430,7 @@ def test_a_query_never_writes_and_answers_from_the_dense_leg_until_ingest_rebuil
 def test_a_reindex_serves_the_old_state_until_it_swaps_the_new_one_in(
     kb: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragloom.nodes import ingest as nodes
+    from ragloom.nodes.ingest import storing
     from ragloom.stores import chroma as chroma_module
     from ragloom.stores.chroma import ChromaDocumentIndex
 
@@ -446,7 +446,7 @@ def test_a_reindex_serves_the_old_state_until_it_swaps_the_new_one_in(
         if name == "ingest.upsert":
             seen_during.append([h.chunk.id for h in reader.search(vector, 3)])
 
-    monkeypatch.setattr(nodes, "crashpoint", look)
+    monkeypatch.setattr(storing, "crashpoint", look)
     report = ingest([str(kb)], collection="swap", data_dir=data_dir, reindex=True)
     assert report.reindexed and seen_during and all(ids == before for ids in seen_during)
     after = [h.chunk.id for h in reader.search(vector, 3)]  # the stale handle reopens

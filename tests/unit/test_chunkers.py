@@ -17,9 +17,9 @@ from ragloom.ingestion.chunkers import (
     chunker_fingerprint,
     get_chunker,
     markdown_headings,
-    sentence_spans,
 )
 from ragloom.ingestion.loaders import expand_sources, parse_source, read_source
+from ragloom.sentences import split_sentences
 from ragloom.settings import ChunkerSettings, IngestSettings
 from ragloom.state import Chunk, SourceDocument
 
@@ -142,7 +142,7 @@ def test_sentence_spans_regex() -> None:
         "Version 3.4.1 fixed E204. Wind reaches 65 m/s! Really? yes, e.g. in storms."
         "\n\n# Next\n- item"
     )
-    spans = [text[s:e] for s, e in sentence_spans(text)]
+    spans = [text[s.start:s.end] for s in split_sentences(text, rule="chunk")]
     assert spans == [
         "Version 3.4.1 fixed E204.",
         "Wind reaches 65 m/s!",

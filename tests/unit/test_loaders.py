@@ -645,9 +645,9 @@ def test_ingest_options_and_detection_fill_what_documents_do_not_declare(tmp_pat
                                   "/d/b.csv", "/d/.hidden.txt", "noext", "/x/y/z.html", "a..txt",
                                   "/a/b/.c.d/e.pdf", "/a/b.jsonl"])
 def test_the_fast_extension_check_reads_names_as_splitext_does(path: str) -> None:
-    from ragloom.ingestion.loaders import SUPPORTED_SUFFIXES, _is_supported
+    from ragloom.ingestion.loaders.formats import SUPPORTED_SUFFIXES, is_supported
 
-    assert _is_supported(path) == (os.path.splitext(path)[1].lower() in SUPPORTED_SUFFIXES)
+    assert is_supported(path) == (os.path.splitext(path)[1].lower() in SUPPORTED_SUFFIXES)
 
 
 def test_html_inline_code_keeps_its_backticks_so_a_quoted_marker_reads_as_quoted() -> None:

@@ -15,7 +15,8 @@ from ragloom.nodes.extractive import (
     question_parts,
     score_units,
 )
-from ragloom.nodes.text import markers_in, split_sentences, strip_markers
+from ragloom.nodes.text import markers_in, strip_markers
+from ragloom.sentences import split_sentences
 from ragloom.state import Chunk, ScoredChunk
 
 

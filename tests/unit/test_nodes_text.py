@@ -10,10 +10,10 @@ from ragloom.nodes.text import (
     estimate_tokens,
     filter_markers,
     markers_in,
-    split_sentences,
     strip_markers,
     tokenize,
 )
+from ragloom.sentences import split_sentences
 
 
 def test_sentences_keep_exact_offsets_and_trailing_markers() -> None:

@@ -36,8 +36,9 @@ from ragloom.nodes.support import (
     coverage,
     is_supported,
 )
-from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
+from ragloom.nodes.text import markers_in, strip_markers, tokenize
 from ragloom.providers.chat import parse_json_reply
+from ragloom.sentences import split_sentences
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -5,7 +5,8 @@ Every chunker computes character spans; `Chunker.split` turns spans into Chunks,
 
 - `recursive` (default): paragraphs, then lines, sentences, words, and finally a hard cut;
   siblings are packed up to `size`, up to `overlap` characters carried over between neighbours.
-- `sentence`: regex sentences (no model download) packed up to `size`, whole sentences overlapping.
+- `sentence`: regex sentences (`ragloom.sentences`, rule `chunk`; no model download) packed up to
+  `size`, whole sentences overlapping.
 - `structural`: one piece per Markdown heading section (HTML arrives with Markdown headings), a
   heading-only section is joined to the next one, and a section over `size` is split recursively.
 - `semantic`: sentences are embedded; a breakpoint falls between adjacent sentences whose cosine
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ragloom.errors import ConfigError, UnknownNameError
+from ragloom.sentences import CHUNK_BREAK, split_sentences
 from ragloom.settings import ChunkerSettings
 from ragloom.state import Chunk, SourceDocument
 
@@ -39,14 +41,9 @@ STRUCTURE_KEYS = ("page_starts", "headings", "hidden_text")
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 _LINE = re.compile(r"\n")
-_SENTENCE = re.compile(
-    r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+(?=[^a-z\s])"
-    r"|\n[ \t]*\n\s*"
-    r"|\n(?=[ \t]*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\|))"
-)
 _WORD = re.compile(r"\s+")
-_RECURSIVE_LEVELS: tuple[re.Pattern[str], ...] = (_PARAGRAPH, _LINE, _SENTENCE, _WORD)
-_SENTENCE_LEVELS: tuple[re.Pattern[str], ...] = (_SENTENCE, _WORD)
+_RECURSIVE_LEVELS: tuple[re.Pattern[str], ...] = (_PARAGRAPH, _LINE, CHUNK_BREAK, _WORD)
+_SENTENCE_LEVELS: tuple[re.Pattern[str], ...] = (CHUNK_BREAK, _WORD)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 _FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
@@ -177,13 +174,6 @@ def _trim(text: str, span: Span) -> Span | None:
     while end > start and text[end - 1].isspace():
         end -= 1
     return (start, end) if end > start else None
-
-
-def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]:
-    """Regex sentence spans of text[start:end], trimmed, whitespace-only ones dropped."""
-    stop = len(text) if end is None else end
-    trimmed = (_trim(text, s) for s in _cut(text, start, stop, _SENTENCE))
-    return [s for s in trimmed if s is not None]
 
 
 class _SectionIndex:
@@ -328,7 +318,7 @@ class SemanticChunker(Chunker):
 
     def groups(self, doc: SourceDocument) -> list[list[Span]]:
         """Sentence runs between breakpoints: low similarity, or a heading (kept with its body)."""
-        sentences = sentence_spans(doc.text)
+        sentences = [(s.start, s.end) for s in split_sentences(doc.text, rule="chunk")]
         if len(sentences) < 2:
             return [sentences] if sentences else []
         heading_starts = {h.start for h in _doc_headings(doc)}

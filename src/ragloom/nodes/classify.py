@@ -20,9 +20,10 @@ from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.multihop import joined_questions
 from ragloom.nodes.structured import structured_or_fallback
-from ragloom.nodes.text import content_words, split_sentences
+from ragloom.nodes.text import content_words
 from ragloom.nodes.trace import StageClock
 from ragloom.providers.chat import complete
+from ragloom.sentences import split_sentences
 from ragloom.state import RagState
 
 Route = Literal["no_retrieval", "single_shot", "iterative", "multi_hop"]

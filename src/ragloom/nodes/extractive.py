@@ -38,7 +38,8 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from ragloom.nodes.assemble import is_suspicious, suspicious_signals
-from ragloom.nodes.text import clip, split_sentences, stopwords, strip_markers, tokenize, words
+from ragloom.nodes.text import clip, stopwords, strip_markers, tokenize, words
+from ragloom.sentences import split_sentences
 from ragloom.state import ScoredChunk
 
 if TYPE_CHECKING:

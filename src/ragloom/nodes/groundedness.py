@@ -15,9 +15,10 @@ from ragloom.nodes.assemble import render_context
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.generate import is_abstention
 from ragloom.nodes.support import SupportScorer
-from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize
+from ragloom.nodes.text import markers_in, strip_markers, tokenize
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.providers.chat import complete, parse_json_reply
+from ragloom.sentences import split_sentences
 from ragloom.state import RagState, ScoredChunk, Verdict
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ import numpy as np
 
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.grade import SEMANTIC_WEIGHT, term_coverage
-from ragloom.nodes.text import Sentence, split_sentences
 from ragloom.nodes.trace import StageClock
+from ragloom.sentences import Sentence, split_sentences
 from ragloom.state import RagState, ScoredChunk
 
 STAGE = "refine"

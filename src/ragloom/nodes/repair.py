@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from ragloom.nodes.support import SupportScorer
-from ragloom.nodes.text import markers_in, split_sentences, strip_markers, tokenize, words
+from ragloom.nodes.text import markers_in, strip_markers, tokenize, words
+from ragloom.sentences import split_sentences
 
 if TYPE_CHECKING:
     from ragloom.providers.embeddings import TextEmbedder

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ragloom.nodes.text import split_sentences, strip_markers, tokenize
+from ragloom.nodes.text import strip_markers, tokenize
+from ragloom.sentences import split_sentences
 
 if TYPE_CHECKING:
     from ragloom.providers.embeddings import TextEmbedder

@@ -1,30 +1,15 @@
-"""Text utilities shared by the query nodes: sentences, overlap tokens, token estimates."""
+"""Text utilities shared by the query nodes: overlap tokens, token estimates, clipping, markers."""
 
 from __future__ import annotations
 
 import functools
 import math
 import re
-from typing import NamedTuple
+
+from ragloom.sentences import split_sentences
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_SENTENCE_END = re.compile(r"[.!?]+['\"”’)\]]*(?:[ \t]*\[\d+(?:\s*,\s*\d+)*\])*")
-_BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*•]\s|#{1,6}\s|\d+[.)]\s))")
-_ABBREVIATIONS = frozenset(
-    {"e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "st", "fig", "no", "cf", "al"}
-)
 _MARKER = re.compile(r"(\s*)\[(\s*\d+\s*(?:[,;]\s*\d+\s*)*)\]")
-_CITED_END = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]\s*[.!?]+$")
-"""A sentence end right after a citation marker (`... [2].`): always a boundary, even before a
-lowercase word (an extracted unit such as `model: Lumen Max; ...`)."""
-
-
-class Sentence(NamedTuple):
-    """A sentence and its character offsets in the text it was split from."""
-
-    text: str
-    start: int
-    end: int
 
 
 @functools.lru_cache(maxsize=1)
@@ -57,46 +42,6 @@ def tokenize(text: str) -> list[str]:
 def estimate_tokens(text: str, chars_per_token: float) -> int:
     """Approximate token count: characters divided by chars_per_token, rounded up."""
     return math.ceil(len(text) / chars_per_token)
-
-
-def _is_abbreviation(text: str, dot_at: int) -> bool:
-    """True when the period at dot_at ends an abbreviation or an initial."""
-    if text[dot_at] != ".":
-        return False
-    head = text[:dot_at]
-    word = head.rsplit(None, 1)[-1] if head.strip() else ""
-    word = word.lstrip("([\"'").lower()
-    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
-
-
-def _boundaries(text: str) -> list[int]:
-    """Offsets where a sentence ends."""
-    cuts = {m.start() for m in _BLOCK_BREAK.finditer(text)}
-    for match in _SENTENCE_END.finditer(text):
-        rest = text[match.end() :]
-        follower = rest.lstrip()
-        cited = bool(_CITED_END.search(text[: match.end()])) and rest != follower
-        if not cited and rest and (rest == follower or (follower and follower[0].islower())):
-            continue
-        if _is_abbreviation(text, match.start()):
-            continue
-        cuts.add(match.end())
-    cuts.add(len(text))
-    return sorted(cuts)
-
-
-def split_sentences(text: str) -> list[Sentence]:
-    """Split text into sentences with exact offsets; trailing `[n]` markers stay attached."""
-    sentences: list[Sentence] = []
-    begin = 0
-    for cut in _boundaries(text):
-        span = text[begin:cut]
-        stripped = span.strip()
-        if stripped:
-            start = begin + (len(span) - len(span.lstrip()))
-            sentences.append(Sentence(stripped, start, start + len(stripped)))
-        begin = cut
-    return sentences
 
 
 CLIP_LOOKAHEAD = 80
