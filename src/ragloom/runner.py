@@ -206,7 +206,7 @@ class StreamEvent(BaseModel):
 def _events_of(mode: str, chunk: Any, namespace: tuple[str, ...],
                streamed: list[bool]) -> Iterator[StreamEvent]:
     """StreamEvents of one item of a `messages` + `updates` stream (subgraphs included)."""
-    from ragloom.nodes.text import split_sentences
+    from ragloom.sentences import split_sentences
 
     if mode == "messages":
         message, meta = chunk
