@@ -1,7 +1,8 @@
 """The example crews named in langgraph.json, for `langgraph dev` / LangGraph Studio.
 
-Settings come from the environment (RAGLOOM_DATA_DIR, RAGLOOM_CONFIG, ...); the packaged example
-crews read the collection `default` of that data directory (`ragloom ingest PATH` fills it).
+Settings come from the environment (RAGLOOM_DATA_DIR, RAGLOOM_CONFIG, ...) through the one
+resolver; the packaged example crews read the configured collection of that data directory
+(RAGLOOM_COLLECTION, else `default`, which `ragloom ingest PATH` fills).
 Invoke with `{"inputs": {...}}`; the output is `{"result": CrewResult}`. Graphs compile without a
 checkpointer (the server brings its own, per thread). Nothing imports this module.
 """
