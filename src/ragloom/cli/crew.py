@@ -8,8 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 
-from ragloom.cli_json import json_object_option
-from ragloom.cli_options import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt
+from ragloom.cli.options import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, json_object_option
 from ragloom.errors import RagloomError
 
 crew_app = typer.Typer(no_args_is_help=True, help="Crews: crew YAML or CrewAI projects run as "

@@ -23,8 +23,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from ragloom import __version__
-from ragloom.cli_json import json_object_option
-from ragloom.cli_options import (
+from ragloom.cli.options import (
     CollectionOpt,
     ConfigOpt,
     DataDirOpt,
@@ -34,6 +33,7 @@ from ragloom.cli_options import (
     ProfileOpt,
     TopNOpt,
     VerboseOpt,
+    json_object_option,
 )
 from ragloom.errors import RagloomError
 from ragloom.ingestion.chunkers import CHUNKERS
@@ -660,8 +660,8 @@ def collections_delete(
                   f"{deleted.sources} sources)", highlight=False)
 
 
-# crews: `ragloom crew validate | run` (the commands live in ragloom/crews/cli.py)
-from ragloom.crews.cli import crew_app  # noqa: E402
+# crews: `ragloom crew validate | run` (the commands live in ragloom/cli/crew.py)
+from ragloom.cli.crew import crew_app  # noqa: E402
 
 app.add_typer(crew_app, name="crew")
 # --------------------------------------------------------------------------------------------
@@ -712,7 +712,3 @@ def api_key(
 def main() -> None:
     """Entry point of the `ragloom` command."""
     app()
-
-
-if __name__ == "__main__":
-    main()
