@@ -106,8 +106,8 @@ def query_graph(settings: RagSettings, *, retrieval_only: bool = False) -> Compi
 
 def retrieval_subgraph(settings: RagSettings, *, chat: BaseChatModel | None = None) -> Compiled:
     """The compiled retrieval subgraph (transform → … → assemble) of a collection, for crews'
-    knowledge nodes; `chat` replaces the configured chat model (transforms, llm reranker)."""
-    resources.require_collection(settings)
+    knowledge nodes; `chat` replaces the configured chat model (transforms, llm reranker). A
+    collection that does not exist is an error when the subgraph runs, not when it compiles."""
     key = ("retrieval", settings.model_dump_json(), id(chat) if chat is not None else None)
 
     def compile_() -> Compiled:

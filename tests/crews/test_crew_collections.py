@@ -48,8 +48,9 @@ def test_a_crewai_project_reads_an_existing_collection_named_in_its_knowledge(bi
     result = run_crew(crew.graph, {"question": "How long is the warranty?"})
     assert "two-year warranty" in result.final_output
     assert [Path(c.source_id).name for c in result.citations] == ["warranty.md"]
+    elsewhere = build_crew(project, data_dir=bikes / "elsewhere", checkpointer=None)
     with pytest.raises(UnknownCollectionError, match="unknown collection 'bikes'"):
-        build_crew(project, data_dir=bikes / "elsewhere", checkpointer=None)
+        run_crew(elsewhere.graph, {"question": "How long is the warranty?"})
 
 
 def test_a_packaged_crew_reads_the_collection_given_with_c(bikes: Path) -> None:

@@ -1,9 +1,13 @@
-"""The options every `ragloom` command spells the same way (the crew commands included)."""
+"""The options every `ragloom` command spells the same way (the crew commands included).
+
+JSON-object options (`--filter`, `--inputs-json`) are parsed once here for every command.
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -32,3 +36,14 @@ TopNOpt = Annotated[Optional[int], typer.Option("--top-n", "-n", metavar="N", mi
                                                 help="passages to keep, 1-100")]
 FilterOpt = Annotated[Optional[str], typer.Option(
     "--filter", metavar="JSON", help='metadata filter as JSON, e.g. \'{"source_type": "pdf"}\'')]
+
+
+def json_object_option(raw: str, flag: str) -> dict[str, Any]:
+    """The JSON object an option holds, or a usage error naming the option."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"{flag} is not valid JSON: {exc.msg}") from exc
+    if not isinstance(value, dict):
+        raise typer.BadParameter(f"{flag} must be a JSON object")
+    return value

@@ -8,18 +8,22 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 
-from ragloom.cli_json import json_object_option
-from ragloom.cli_options import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt
+from ragloom.cli.app import app
+from ragloom.cli.options import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, json_object_option
 from ragloom.errors import RagloomError
 
 crew_app = typer.Typer(no_args_is_help=True, help="Crews: crew YAML or CrewAI projects run as "
                        "LangGraph agent graphs with cited knowledge.")
+app.add_typer(crew_app, name="crew")
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 PathArg = Annotated[str, typer.Argument(help="crew .yaml, CrewAI project folder, or the name of "
                                         "a packaged example (support, research, triage)")]
+
+
 def _fail(exc: RagloomError) -> None:
+    """Print a crew error (each problem on its own line) and exit 2."""
     problems = getattr(exc, "problems", None)
     if problems:
         err.print(f"[bold red]error:[/] {len(problems)} problem(s) in the crew", highlight=False)
@@ -31,6 +35,7 @@ def _fail(exc: RagloomError) -> None:
 
 
 def _warn(notices: list[str]) -> None:
+    """Print the crew's notices on stderr."""
     for notice in notices:
         err.print(f"[yellow]note:[/] {notice}", highlight=False, soft_wrap=True)
 
@@ -84,6 +89,7 @@ def validate_cmd(path: PathArg, as_json: JsonOpt = False) -> None:
 
 
 def _print_result(result: Any) -> None:
+    """Print each task's output, the final output and its sources."""
     for report in result.ingestion:
         out.print(f"[dim]collection {report.collection}: {report.chunks_written} chunks written, "
                   f"{report.embeddings_computed} embeddings computed[/]", highlight=False)
