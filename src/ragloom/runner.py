@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from ragloom import registry, resources
-from ragloom.errors import ConfigError, QueryError
+from ragloom.errors import ConfigError
 from ragloom.settings import RagSettings, resolve_settings
 from ragloom.state import IngestionReport, RagAnswer, RagContext, RunInput, TraceStep
 from ragloom.stores.lock import collection_lock
@@ -103,13 +103,7 @@ def run_input(question: str | RunInput | dict[str, Any], **knobs: Any) -> RunInp
         return question
     values = {"question": question} if isinstance(question, str) else dict(question)
     values.update({k: v for k, v in knobs.items() if v is not None})
-    try:
-        return RunInput.model_validate(values)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = "input." + ".".join(str(p) for p in first["loc"])
-        raise QueryError(f"invalid {where}: {first['msg']}", where=where,
-                         hint="fix or omit it (the settings' value is used when omitted)") from exc
+    return RunInput.checked(values)
 
 
 def _configured(graph: Any, given: RunInput, budget: int | None, *,

@@ -8,8 +8,11 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from langgraph.managed import RemainingSteps
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from typing_extensions import Required, TypedDict
+
+from ragloom.errors import QueryError
+from ragloom.settings import MAX_ITERATIONS
 
 ScoreOrigin = str  # "vector" | "bm25" | "rrf" | "convex" | "rerank:<name>" | "web"
 
@@ -218,24 +221,68 @@ class RagContext:
 class RunInput(BaseModel):
     """One run's input, the same on every surface: the question and the per-run knobs.
 
-    `lang` is the request's language (ISO 639-1; None: detected from the question). `ranking`
-    overrides the `ranking` settings for this run; `max_iterations` the loop budget (0 to 10);
-    `thread` names the conversation thread the run belongs to (LangGraph's `thread_id`).
+    `lang` is the request's language (ISO 639-1 or a BCP 47 tag, kept as its primary subtag;
+    None: detected from the question). `ranking` overrides the `ranking` settings for this run;
+    `max_iterations` the loop budget; `thread` names the conversation thread the run belongs to
+    (LangGraph's `thread_id`). `checked` validates one, with errors that name the knob.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     question: str
     filters: dict[str, Any] | None = None
-    top_n: StrictInt | None = Field(None, ge=1, le=1000)
-    max_iterations: StrictInt | None = Field(None, ge=0, le=10)
+    top_n: int | None = None
+    max_iterations: int | None = None
     lang: str | None = None
     ranking: dict[str, Any] | None = None
     thread: str | None = None
 
+    @field_validator("top_n", "max_iterations", mode="before")
+    @classmethod
+    def _whole_number(cls, value: Any, info: ValidationInfo) -> Any:
+        low, high = KNOB_RANGES[str(info.field_name)]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not low <= value <= high):
+            raise ValueError(f"{info.field_name} must be an integer from {low} to {high}, "
+                             f"got {value!r}")
+        return value
+
+    @field_validator("lang", mode="before")
+    @classmethod
+    def _language(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        code = value.strip().replace("_", "-").split("-")[0].lower() \
+            if isinstance(value, str) else ""
+        if not (code.isalpha() and 2 <= len(code) <= 3):
+            raise ValueError(f"lang must be a language code such as 'en' or 'fr-CA', "
+                             f"got {value!r}")
+        return code
+
+    @classmethod
+    def checked(cls, values: dict[str, Any]) -> RunInput:
+        """The typed input of these values, or a QueryError naming the malformed knob."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            error = first.get("ctx", {}).get("error")
+            raise QueryError(str(error) if error is not None else f"{field}: {first['msg']}",
+                             where=f"input.{field}",
+                             hint=KNOB_HINTS.get(field, "fix it or leave it out")) from exc
+
     def graph_input(self) -> dict[str, Any]:
         """The input mapping of the query graphs (RagInput)."""
         return self.model_dump(exclude={"thread"})
+
+
+KNOB_RANGES = {"top_n": (1, 1000), "max_iterations": (0, MAX_ITERATIONS)}
+"""Bounds of the whole-number knobs of a run."""
+KNOB_HINTS = {"top_n": "omit it to use rerank.top_n",
+              "max_iterations": "omit it to use loop.max_iterations",
+              "lang": "omit it to detect the question's language"}
+"""What to do about a malformed knob."""
 
 
 class RagInput(TypedDict, total=False):
