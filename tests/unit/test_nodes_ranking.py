@@ -64,7 +64,7 @@ def test_cap_counts_documents_or_sources() -> None:
 def test_after_a_reranker_the_places_the_cap_frees_are_refilled() -> None:
     reranked = [sc("a1", 5.0, "a"), sc("a2", 4.0, "a"), sc("a3", 3.0, "a")]
     fused = [*reranked, sc("a4", 0.2, "a"), sc("b1", 0.1, "b"), sc("c1", 0.05, "c")]
-    state = {"question": "q", "fused": fused, "reranked": reranked, "top_n": 3}
+    state = {"question": "q", "ranked": reranked, "reserve": fused[3:], "top_n": 3}
     out = ranking(state, deps(source_cap=1))
     assert [s.chunk.id for s in out["ranked"]] == ["a1", "b1", "c1"]
     assert out["trace"][0].detail["capped"] == 2 and out["trace"][0].detail["refilled"] == 2
@@ -85,9 +85,9 @@ def test_per_run_knobs_override_the_settings_and_are_validated() -> None:
 
 def test_a_stage_kept_for_requests_passes_through_when_every_knob_is_off() -> None:
     fused = [sc("a1", 0.9, "a"), sc("a2", 0.8, "a")]
-    out = ranking({"question": "q", "fused": fused}, deps(per_request=True))
+    out = ranking({"question": "q", "ranked": fused}, deps(per_request=True))
     assert out["ranked"] == fused and out["trace"][0].detail["skipped"] is True
-    out = ranking({"question": "q", "fused": fused, "ranking": {"source_cap": 1}},
+    out = ranking({"question": "q", "ranked": fused, "ranking": {"source_cap": 1}},
                   deps(per_request=True))
     assert [s.chunk.id for s in out["ranked"]] == ["a1"]
     assert time.time() > NOW - 10 * 365 * DAY  # the clock the boost reads is a real one
