@@ -22,8 +22,8 @@ bench-out/gen and are never committed):
 
 For the variants, each query's dense (MiniLM cosine) and BM25 (bm25s) candidate lists are
 computed once through ragloom's own index objects (`resources.rag_deps`), then fused in process
-with the functions of `ragloom.nodes.fuse`; documents are ranked by their best chunk. The profile
-rows run `ragloom.runner.retrieve` (the whole retrieval graph) and give the latency.
+with the functions of `ragloom.nodes.fusion_math`; documents are ranked by their best chunk. The
+profile rows run `ragloom.runner.retrieve` (the whole retrieval graph) and give the latency.
 """
 
 from __future__ import annotations
@@ -403,7 +403,7 @@ def print_matrix(title: str, table: dict[str, dict[str, dict[str, float]]], metr
 def _doc_max_fusion(legs: Legs, k: int, weight: float = 0.5) -> list[Any]:
     """Experimental: per leg, a document's score is its best chunk's (MaxP); the legs are fused
     at document level (convex of min-max scores); chunks follow their document's score."""
-    from ragloom.nodes.fuse import _minmax
+    from ragloom.nodes.fusion_math import _minmax
 
     doc_score: dict[str, float] = defaultdict(float)
     for leg, w in ((legs.dense, 1 - weight), (legs.sparse, weight)):
@@ -413,7 +413,7 @@ def _doc_max_fusion(legs: Legs, k: int, weight: float = 0.5) -> list[Any]:
             best[s.chunk.doc_id] = max(best.get(s.chunk.doc_id, 0.0), norm[s.chunk.id])
         for doc, value in best.items():
             doc_score[doc] += w * value
-    from ragloom.nodes.fuse import convex
+    from ragloom.nodes.fusion_math import convex
 
     fused = convex(legs.dense, legs.sparse, weight)
     return sorted(fused, key=lambda s: (-doc_score[s.chunk.doc_id], -s.score))[:k]
@@ -421,7 +421,7 @@ def _doc_max_fusion(legs: Legs, k: int, weight: float = 0.5) -> list[Any]:
 
 def variants(k: int) -> dict[str, Variant]:
     """The simpler variants of balanced (and experiments), each a function of one query's legs."""
-    from ragloom.nodes.fuse import convex, rrf, sibling_evidence
+    from ragloom.nodes.fusion_math import convex, rrf, sibling_evidence
 
     return {
         "dense": lambda legs: legs.dense[:k],

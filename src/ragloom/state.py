@@ -315,6 +315,10 @@ class RagState(TypedDict, total=False):
     Keys that several nodes or parallel branches write carry a reducer: candidate lists (one per
     probe and leg), the passages gathered by parallel hops, the probes tried, verdicts, the trace and
     the best-effort flag. The others have one writer per superstep.
+
+    The retrieval stages pass one ranking along: `ranked`, which retrieve sets to the first probe's
+    candidates and fuse, rerank and ranking each replace (fuse reads every probe's `candidates`);
+    `reserve` holds what a reranker passed over, for the ranking stage to refill from.
     """
 
     question: str
@@ -327,9 +331,8 @@ class RagState(TypedDict, total=False):
     probes: list[str]
     query_variants: Annotated[list[str], operator.add]
     candidates: Annotated[list[list[ScoredChunk]], operator.add]
-    fused: list[ScoredChunk]
-    reranked: list[ScoredChunk]
     ranked: list[ScoredChunk]
+    reserve: list[ScoredChunk]
     passages: list[ScoredChunk]
     relevance: dict[str, float]
     missing_terms: list[str]

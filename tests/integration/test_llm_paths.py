@@ -105,8 +105,8 @@ def test_listwise_llm_rerank_is_a_permutation_of_the_candidates(kb_dir: Path,
                             retrieval={"candidate_k": 4})
     updates = stream_updates(settings, QUESTION, retrieval_only=True)
 
-    fused = updates["fuse"]["fused"]
-    reranked = updates["rerank"]["reranked"]
+    fused = updates["fuse"]["ranked"]
+    reranked = updates["rerank"]["ranked"]
     fused_ids = [s.chunk.id for s in fused]
     reranked_ids = [s.chunk.id for s in reranked]
     assert fused and reranked

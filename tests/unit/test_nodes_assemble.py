@@ -50,14 +50,14 @@ def test_budget_is_never_overrun(budget: int) -> None:
 
 def test_skips_a_large_chunk_but_keeps_smaller_later_ones() -> None:
     ranked = [sc("a", "x" * 100), sc("b", "y" * 400), sc("c", "z" * 50)]
-    update = assemble({"reranked": ranked}, deps_for(60))
+    update = assemble({"ranked": ranked}, deps_for(60))
     assert [p.chunk.id for p in update["passages"]] == ["a", "c"]
     assert update["trace"][0].detail["dropped"] == 1
 
 
 def test_oversized_first_chunk_is_truncated_with_exact_offsets() -> None:
     text = " ".join(f"Sentence number {i} is here." for i in range(60))
-    update = assemble({"reranked": [sc("a", text)]}, deps_for(50))
+    update = assemble({"ranked": [sc("a", text)]}, deps_for(50))
     (passage,) = update["passages"]
     assert text.startswith(passage.chunk.text) and passage.chunk.text.endswith(".")
     assert passage.chunk.end - passage.chunk.start == len(passage.chunk.text)
@@ -67,7 +67,7 @@ def test_oversized_first_chunk_is_truncated_with_exact_offsets() -> None:
 
 def test_markers_stay_rank_based_in_edges_layout() -> None:
     ranked = [sc(f"r{i}", f"text {i}", 1.0 - i / 10) for i in range(1, 6)]
-    update = assemble({"reranked": ranked}, deps_for(2000))
+    update = assemble({"ranked": ranked}, deps_for(2000))
     assert [p.chunk.id for p in update["passages"]] == ["r1", "r2", "r3", "r4", "r5"]
     assert update["trace"][0].detail["layout"] == [1, 3, 5, 4, 2]
     context = render_context(update["passages"], "edges")

@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.fuse import convex, dedup, fuse, mmr, rrf, sibling_evidence, union_max
+from ragloom.nodes.fuse import fuse
+from ragloom.nodes.fusion_math import (
+    convex,
+    dedup,
+    minmax,
+    mmr,
+    rrf,
+    sibling_evidence,
+    union_max,
+)
 from ragloom.settings import RagSettings
 from ragloom.state import Chunk, ScoredChunk
 
@@ -74,6 +83,11 @@ def test_dedup_keeps_first() -> None:
     assert ranking(dedup([sc("a", 1), sc("b", 2), sc("a", 3)])) == [("a", 1.0), ("b", 2.0)]
 
 
+def test_minmax_maps_into_the_unit_interval() -> None:
+    assert minmax([2.0, 4.0, 3.0]) == [0.0, 1.0, 0.5]
+    assert minmax([0.7, 0.7]) == [1.0, 1.0] and minmax([]) == []
+
+
 def test_mmr_prefers_diverse_second_pick() -> None:
     query = np.array([1.0, 0.0, 0.0])
     embeddings = {
@@ -121,7 +135,7 @@ def _deps(transform: str = "none", **retrieval: object) -> RagDeps:
 def test_fuse_node_methods(transform: str, method: str, ids: list[str]) -> None:
     lists = [[sc("a", 0.5), sc("b", 0.4)], [sc("b", 0.9), sc("c", 0.1), sc("d", 0.05)]]
     update = fuse({"question": "q", "candidates": lists}, _deps(transform))
-    assert [s.chunk.id for s in update["fused"]] == ids
+    assert [s.chunk.id for s in update["ranked"]] == ids
     (step,) = update["trace"]
     assert step.stage == "fuse" and step.detail["method"] == method and step.detail["fused"] == 3
 
@@ -130,14 +144,14 @@ def test_fuse_node_single_probe_passes_through_deduplicated() -> None:
     update = fuse(
         {"question": "q", "candidates": [[sc("a", 1), sc("a", 1), sc("b", 0.5)]]}, _deps()
     )
-    assert [s.chunk.id for s in update["fused"]] == ["a", "b"]
+    assert [s.chunk.id for s in update["ranked"]] == ["a", "b"]
     assert update["trace"][0].detail["method"] == "pass-through"
 
 
 def test_fuse_node_mmr_reorders() -> None:
     candidates = [[sc("a", 0.9), sc("a2", 0.8), sc("b", 0.5)]]
     update = fuse({"question": "q", "candidates": candidates}, _deps(mmr=True, mmr_lambda=0.5))
-    assert [s.chunk.id for s in update["fused"]] == ["a", "b", "a2"]
+    assert [s.chunk.id for s in update["ranked"]] == ["a", "b", "a2"]
     assert update["trace"][0].detail["mmr"] is True
 
 
@@ -164,7 +178,7 @@ def test_fuse_node_applies_sibling_evidence_and_traces_it() -> None:
     candidates = [[doc_chunk("x1", "x", 0.9), doc_chunk("y1", "y", 0.8),
                    doc_chunk("y2", "y", 0.6)]]
     update = fuse({"question": "q", "candidates": candidates}, _deps(sibling_weight=1.0))
-    assert [s.chunk.id for s in update["fused"]] == ["y1", "y2", "x1"]  # 1.1, 1.0, 0.9
+    assert [s.chunk.id for s in update["ranked"]] == ["y1", "y2", "x1"]  # 1.1, 1.0, 0.9
     detail = update["trace"][0].detail
     assert detail["sibling_weight"] == 1.0 and detail["with_siblings"] == 2
 

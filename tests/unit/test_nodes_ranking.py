@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from ragloom.errors import QueryError
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.ranking import boost, cap, freshness, ranking, ranking_active, run_ranking
+from ragloom.nodes.rerank import rerank
 from ragloom.settings import RagSettings, RankingSettings
 from ragloom.state import Chunk, ScoredChunk
 
@@ -64,10 +66,31 @@ def test_cap_counts_documents_or_sources() -> None:
 def test_after_a_reranker_the_places_the_cap_frees_are_refilled() -> None:
     reranked = [sc("a1", 5.0, "a"), sc("a2", 4.0, "a"), sc("a3", 3.0, "a")]
     fused = [*reranked, sc("a4", 0.2, "a"), sc("b1", 0.1, "b"), sc("c1", 0.05, "c")]
-    state = {"question": "q", "fused": fused, "reranked": reranked, "top_n": 3}
+    state = {"question": "q", "ranked": reranked, "reserve": fused[3:], "top_n": 3}
     out = ranking(state, deps(source_cap=1))
     assert [s.chunk.id for s in out["ranked"]] == ["a1", "b1", "c1"]
     assert out["trace"][0].detail["capped"] == 2 and out["trace"][0].detail["refilled"] == 2
+
+
+class DocAFirst:
+    """A reranker that puts the chunks of document `a` first."""
+
+    name = "doc-a-first"
+
+    def rerank(self, question: str, chunks: list[ScoredChunk], top_n: int) -> list[ScoredChunk]:
+        """The chunks of document `a`, then the others, in their order."""
+        return sorted(chunks, key=lambda s: s.chunk.doc_id != "a")[:top_n]
+
+
+def test_the_refill_comes_from_what_the_rerank_node_passed_over() -> None:
+    fused = [sc("b1", 0.9, "b"), sc("a1", 0.8, "a"), sc("a2", 0.7, "a"), sc("c1", 0.5, "c")]
+    run = dataclasses.replace(deps(source_cap=1), reranker=DocAFirst())
+    state: dict[str, Any] = {"question": "q", "ranked": fused, "top_n": 3}
+    state |= rerank(state, run)  # type: ignore[arg-type]
+    assert [s.chunk.id for s in state["reserve"]] == ["c1"]
+    out = ranking(state, run)  # type: ignore[arg-type]
+    assert [s.chunk.id for s in out["ranked"]] == ["a1", "b1", "c1"]
+    assert out["trace"][0].detail["refilled"] == 1
 
 
 def test_per_run_knobs_override_the_settings_and_are_validated() -> None:
@@ -85,9 +108,9 @@ def test_per_run_knobs_override_the_settings_and_are_validated() -> None:
 
 def test_a_stage_kept_for_requests_passes_through_when_every_knob_is_off() -> None:
     fused = [sc("a1", 0.9, "a"), sc("a2", 0.8, "a")]
-    out = ranking({"question": "q", "fused": fused}, deps(per_request=True))
+    out = ranking({"question": "q", "ranked": fused}, deps(per_request=True))
     assert out["ranked"] == fused and out["trace"][0].detail["skipped"] is True
-    out = ranking({"question": "q", "fused": fused, "ranking": {"source_cap": 1}},
+    out = ranking({"question": "q", "ranked": fused, "ranking": {"source_cap": 1}},
                   deps(per_request=True))
     assert [s.chunk.id for s in out["ranked"]] == ["a1"]
     assert time.time() > NOW - 10 * 365 * DAY  # the clock the boost reads is a real one

@@ -54,27 +54,28 @@ def test_parse_ranking_cases(reply: str, expected: list[int]) -> None:
 
 
 def test_none_truncates_to_top_n_keeping_scores() -> None:
-    update = rerank({"question": "q", "fused": FUSED}, deps_for("none"))
-    assert [s.chunk.id for s in update["reranked"]] == ["a", "b", "c"]
-    assert update["reranked"][0].score_origin == "rrf"
+    update = rerank({"question": "q", "ranked": FUSED}, deps_for("none"))
+    assert [s.chunk.id for s in update["ranked"]] == ["a", "b", "c"]
+    assert update["ranked"][0].score_origin == "rrf"
     assert update["trace"][0].detail["reranker"] == "none"
 
 
 def test_state_top_n_overrides_settings() -> None:
-    update = rerank({"question": "q", "fused": FUSED, "top_n": 2}, deps_for("none"))
-    assert len(update["reranked"]) == 2 and update["trace"][0].detail["top_n"] == 2
+    update = rerank({"question": "q", "ranked": FUSED, "top_n": 2}, deps_for("none"))
+    assert len(update["ranked"]) == 2 and update["trace"][0].detail["top_n"] == 2
+    assert [s.chunk.id for s in update["reserve"]] == ["c", "d"]  # passed over, in order
 
 
 def test_llm_ranking_with_missing_ids_appended_in_order() -> None:
-    update = rerank({"question": "q", "fused": FUSED}, deps_for("llm", scripted_chat("3 > 1")))
-    assert [s.chunk.id for s in update["reranked"]] == ["c", "a", "b"]
-    assert {s.score_origin for s in update["reranked"]} == {"rerank:llm"}
+    update = rerank({"question": "q", "ranked": FUSED}, deps_for("llm", scripted_chat("3 > 1")))
+    assert [s.chunk.id for s in update["ranked"]] == ["c", "a", "b"]
+    assert {s.score_origin for s in update["ranked"]} == {"rerank:llm"}
     assert update["trace"][0].detail["appended"] == 2
 
 
 def test_llm_invalid_output_keeps_original_order_traced() -> None:
-    update = rerank({"question": "q", "fused": FUSED}, deps_for("llm", scripted_chat("no idea")))
-    assert [s.chunk.id for s in update["reranked"]] == ["a", "b", "c"]
+    update = rerank({"question": "q", "ranked": FUSED}, deps_for("llm", scripted_chat("no idea")))
+    assert [s.chunk.id for s in update["ranked"]] == ["a", "b", "c"]
     assert "unparseable" in update["trace"][0].detail["fallback"]
 
 
@@ -85,18 +86,18 @@ def test_llm_reranker_window_keeps_the_tail() -> None:
 
 
 def test_no_candidates_is_a_traced_skip() -> None:
-    update = rerank({"question": "q", "fused": []}, deps_for("none"))
-    assert update["reranked"] == [] and update["trace"][0].detail["skipped"] is True
+    update = rerank({"question": "q", "ranked": []}, deps_for("none"))
+    assert update["ranked"] == [] and update["trace"][0].detail["skipped"] is True
 
 
 def test_unknown_reranker_lists_known_names() -> None:
     with pytest.raises(UnknownNameError, match="cross-encoder, llm, none"):
-        rerank({"question": "q", "fused": FUSED}, deps_for("colbert"))
+        rerank({"question": "q", "ranked": FUSED}, deps_for("colbert"))
 
 
 def test_llm_reranker_without_chat_fails_at_once() -> None:
     with pytest.raises(ConfigError, match="needs a chat model"):
-        rerank({"question": "q", "fused": FUSED}, deps_for("llm"))
+        rerank({"question": "q", "ranked": FUSED}, deps_for("llm"))
 
 
 def test_llm_reranker_fences_flagged_passages() -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from ragloom.errors import StoreError
 from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.fusion_math import dedup
 from ragloom.nodes.retrieve import retrieve
 from ragloom.nodes.text import tokenize
 from ragloom.settings import RagSettings
@@ -146,6 +147,7 @@ def test_modes_return_one_list_per_probe(
     assert {s.score_origin for c in candidates for s in c} == {origin}
     detail = update["trace"][0].detail
     assert detail["mode"] == mode and detail["candidates"] == [len(c) for c in candidates]
+    assert update["ranked"] == dedup(candidates[0])  # until a later stage replaces it
 
 
 def test_probes_are_embedded_in_one_batch(corpus: list[Chunk]) -> None:

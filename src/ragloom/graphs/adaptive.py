@@ -26,15 +26,43 @@ from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from ragloom.graphs.assembly import DepsSource, LangGraphNode, bind, chain, query_graph, source_of
+from ragloom.graphs.assembly import (
+    ANSWER,
+    DepsSource,
+    LangGraphNode,
+    Stage,
+    add_answer,
+    add_stages,
+    chain,
+    query_graph,
+    source_of,
+)
 from ragloom.graphs.corrective import build_corrective_graph
-from ragloom.graphs.guards import add_guarded_start, add_output_guard, add_scope, guard_skips
-from ragloom.graphs.retrieval import compile_retrieval, hop_retrieval, retrieval_skips
+from ragloom.graphs.guards import (
+    OUTPUT_GUARD,
+    REFUSE,
+    SCOPE,
+    add_guarded_start,
+    add_output_guard,
+    add_scope,
+    entry,
+)
+from ragloom.graphs.retrieval import RETRIEVAL, compile_retrieval, hop_retrieval
 from ragloom.graphs.routing import route_by_class, send_bridge_hops, send_hops
-from ragloom.graphs.staged import add_answer_stages, add_retrieval, answer_skips
-from ragloom.nodes import answer, classify, multihop
+from ragloom.graphs.staged import ANSWER_STAGES, add_answer_stages, add_retrieval
+from ragloom.nodes import classify, multihop
 from ragloom.nodes.deps import RagDeps
 from ragloom.state import RagAnswer, RagContext, RagState
+
+CLASSIFY = Stage("classify", classify.classify)
+DIRECT = Stage("direct", classify.direct)
+DECOMPOSE = Stage("decompose", multihop.decompose)
+BRIDGE = Stage("bridge", multihop.bridge)
+MERGE = Stage("merge", multihop.merge)
+ADAPTIVE_TABLE = (*entry(), CLASSIFY, DIRECT, *RETRIEVAL, DECOMPOSE, BRIDGE, MERGE, SCOPE,
+                  *ANSWER_STAGES, OUTPUT_GUARD, REFUSE, ANSWER)
+"""Every stage of the adaptive graph's own routes, in the order an answer's trace lists them
+(an iterative question is answered by the corrective graph, with its own table)."""
 
 
 def delegate(graph: CompiledStateGraph[Any], route: str) -> LangGraphNode:
@@ -59,22 +87,19 @@ def build_adaptive_graph(deps: RagDeps | DepsSource) -> StateGraph:
     """Wire the router, its delegates, the multi-hop branch and the guards; returns the graph
     uncompiled."""
     source = source_of(deps)
-    settings = source.base.settings
-    answering = settings.generate.enabled
+    answering = source.base.settings.generate.enabled
     graph = query_graph()
-    graph.add_node("classify", bind(classify.classify, source))
-    graph.add_node("direct", bind(classify.direct, source))
+    add_stages(graph, source, [CLASSIFY, DIRECT])
     add_retrieval(graph, source)
     graph.add_node("iterative", delegate(build_corrective_graph(
         source, input_guarded=False).compile(name="iterative"), "iterative"))
     retrieval = compile_retrieval(source)
-    graph.add_node("decompose", bind(multihop.decompose, source))
+    add_stages(graph, source, [DECOMPOSE])
     graph.add_node("hop", hop_retrieval(retrieval))
-    graph.add_node("bridge", bind(multihop.bridge, source))
+    add_stages(graph, source, [BRIDGE])
     graph.add_node("bridge_hop", hop_retrieval(retrieval))
-    graph.add_node("merge", bind(multihop.merge, source))
-    skips = retrieval_skips(settings) + answer_skips(settings) + guard_skips(settings)
-    graph.add_node("answer", bind(answer.answer, source, answering=answering, skipped=skips))
+    add_stages(graph, source, [MERGE])
+    add_answer(graph, source, ADAPTIVE_TABLE)
     add_guarded_start(graph, source, "classify")
     graph.add_conditional_edges("classify", route_by_class,
                                 {n: n for n in ("direct", "retrieval", "iterative", "decompose")})

@@ -1,9 +1,10 @@
-"""What every graph builder shares: nodes bound to their dependencies, schemas, chains.
+"""What every graph builder shares: stage tables, nodes bound to dependencies, schemas, chains.
 
-A builder adds a node only for a stage that does work under its settings; for each stage it leaves
-out it makes a `skipped_step`, which the node that ends the graph writes into the trace at its place
-in the stage order (`nodes/trace.py: in_stage_order`), so an answer's trace lists every stage
-without phantom nodes.
+Each graph is described by one table of `Stage`s in stage order. A stage's `skip` rule says, for
+some settings, why the stage is left out (None: it does work and is a node). `plan` splits a table
+into the stages that are nodes and the `skipped_step`s of those left out, which the answer node
+writes into the trace at their place in the table's order (`nodes/trace.py: in_stage_order`), so
+an answer's trace lists every stage without phantom nodes.
 
 Nodes are plain functions `(state, deps) -> update`. `bind` turns one into a LangGraph node that
 takes the run's `Runtime[RagContext]` and hands the node the dependencies of the collection the
@@ -16,16 +17,63 @@ import functools
 import itertools
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime
 
+from ragloom.nodes import answer
 from ragloom.nodes.deps import RagDeps
-from ragloom.state import RagContext, RagInput, RagOutput, RagState
+from ragloom.nodes.trace import skipped_step
+from ragloom.settings import RagSettings
+from ragloom.state import RagContext, RagInput, RagOutput, RagState, TraceStep
 
 NodeFn = Callable[..., dict[str, Any]]
 LangGraphNode = Callable[..., dict[str, Any]]
+SkipRule = Callable[[RagSettings], str | None]
+
+
+def always(settings: RagSettings) -> None:
+    """The skip rule of a stage no settings leave out."""
+    return None
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One row of a stage table: the stage's name, its node, and why settings leave it out."""
+
+    name: str
+    node: NodeFn
+    skip: SkipRule = always
+
+    def runs(self, settings: RagSettings) -> bool:
+        """Whether the stage is a node under these settings."""
+        return self.skip(settings) is None
+
+
+class Plan(NamedTuple):
+    """A stage table under some settings: its nodes and the records of the stages left out."""
+
+    nodes: list[Stage]
+    skipped: list[TraceStep]
+
+
+def plan(table: Sequence[Stage], settings: RagSettings) -> Plan:
+    """The stages of the table that are nodes and the skipped steps of the others, in table order."""
+    nodes: list[Stage] = []
+    skipped: list[TraceStep] = []
+    for stage in table:
+        reason = stage.skip(settings)
+        if reason is None:
+            nodes.append(stage)
+        else:
+            skipped.append(skipped_step(stage.name, reason))
+    return Plan(nodes, skipped)
+
+
+ANSWER = Stage("answer", answer.answer)
+
 
 class DepsSource:
     """The dependencies a run uses: the graph's own, or those of the collection in its context."""
@@ -77,3 +125,19 @@ def chain(graph: StateGraph, names: Sequence[str]) -> None:
     """Connect nodes one after another."""
     for left, right in itertools.pairwise(names):
         graph.add_edge(left, right)
+
+
+def add_stages(graph: StateGraph, source: DepsSource, stages: Sequence[Stage]) -> list[str]:
+    """Add each stage as a node bound to the dependencies; return their names in order."""
+    for stage in stages:
+        graph.add_node(stage.name, bind(stage.node, source))
+    return [stage.name for stage in stages]
+
+
+def add_answer(graph: StateGraph, source: DepsSource, table: Sequence[Stage]) -> None:
+    """The answer node of a graph with this stage table: it traces the stages the table leaves
+    out under the settings, each at its place in the table's order."""
+    settings = source.base.settings
+    graph.add_node(ANSWER.name, bind(ANSWER.node, source, answering=settings.generate.enabled,
+                                     skipped=plan(table, settings).skipped,
+                                     order=[stage.name for stage in table]))

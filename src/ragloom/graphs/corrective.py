@@ -15,6 +15,7 @@ best-effort (the answer node flags it from the failed verdicts); when the recurs
 close a router sends the run to the circuit breaker instead. `web` is a node only when the profile
 policy (`loop.web`) and the transport (`web.search_url`) both enable it. Retrieval-only runs
 (`generate.enabled` off) grade, rewrite and refine, then answer with the passages as citations.
+`corrective_table` lists every stage in order, with the rules that leave some out.
 """
 
 from __future__ import annotations
@@ -24,36 +25,60 @@ from collections.abc import Hashable
 
 from langgraph.graph import END, StateGraph
 
-from ragloom.graphs.assembly import DepsSource, bind, chain, query_graph, source_of
-from ragloom.graphs.guards import add_guarded_start, add_output_guard, add_scope, guard_skips
-from ragloom.graphs.retrieval import compile_retrieval, retrieval_rounds, retrieval_skips
+from ragloom.graphs.assembly import (
+    ANSWER,
+    DepsSource,
+    Stage,
+    add_answer,
+    add_stages,
+    chain,
+    plan,
+    query_graph,
+    source_of,
+)
+from ragloom.graphs.guards import (
+    OUTPUT_GUARD,
+    REFUSE,
+    SCOPE,
+    add_guarded_start,
+    add_output_guard,
+    add_scope,
+    entry,
+)
+from ragloom.graphs.retrieval import RETRIEVAL, compile_retrieval, retrieval_rounds
 from ragloom.graphs.routing import LoopPolicy, route_after_check, route_after_grade
-from ragloom.graphs.staged import RETRIEVAL_ONLY
-from ragloom.nodes import answer, answers_question, generate, grade, groundedness, refine, rewrite
+from ragloom.graphs.staged import ANSWER_STAGES, NO_DRAFT
+from ragloom.nodes import answer, answers_question, grade, refine, rewrite, web
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.trace import skipped_step
 from ragloom.settings import RagSettings
-from ragloom.state import TraceStep
 
 
-def web_enabled(settings: RagSettings) -> bool:
-    """Web search needs both the profile policy and a search endpoint."""
-    return settings.loop.web and bool(settings.web.search_url)
+def _web_off(settings: RagSettings) -> str | None:
+    """Why web search is left out: the profile policy or the search endpoint is missing."""
+    if not settings.loop.web:
+        return "web search disabled: loop.web is off"
+    return None if settings.web.search_url else "web search disabled: web.search_url is not set"
 
 
-def corrective_skips(settings: RagSettings) -> list[TraceStep]:
-    """Trace records of the corrective stages these settings leave out."""
-    skips = []
-    if not web_enabled(settings):
-        why = "loop.web is off" if not settings.loop.web else "web.search_url is not set"
-        skips.append(skipped_step("web", f"web search disabled: {why}"))
-    if not settings.generate.enabled:
-        skips += [skipped_step("generate", RETRIEVAL_ONLY),
-                  skipped_step("groundedness", "no draft to check (retrieval-only)"),
-                  skipped_step("answers_question", "no draft to check (retrieval-only)")]
-    elif not settings.groundedness.enabled:
-        skips.append(skipped_step("groundedness", "groundedness check disabled"))
-    return skips
+def _no_draft(settings: RagSettings) -> str | None:
+    """Why the answers-question check is left out: no draft (retrieval-only)."""
+    return None if settings.generate.enabled else NO_DRAFT
+
+
+GRADE = Stage("grade", grade.grade)
+REFINE = Stage("refine", refine.refine)
+REWRITE = Stage("rewrite", rewrite.rewrite)
+WEB = Stage("web", web.web, _web_off)
+CHECKS = (*ANSWER_STAGES, Stage("answers_question", answers_question.answers_question, _no_draft))
+"""Draft, then the two checks a failing answer loops on."""
+CIRCUIT_BREAKER = Stage("circuit_breaker", answer.circuit_breaker)
+
+
+def corrective_table(input_guarded: bool = True) -> tuple[Stage, ...]:
+    """Every stage of the corrective graph, in the order an answer's trace lists them (the
+    retrieval stages are the nodes of the subgraph the `retrieval` node runs)."""
+    return (*entry(input_guarded), *RETRIEVAL, GRADE, REFINE, REWRITE, WEB, SCOPE, *CHECKS,
+            OUTPUT_GUARD, CIRCUIT_BREAKER, REFUSE, ANSWER)
 
 
 def build_corrective_graph(deps: RagDeps | DepsSource, *,
@@ -63,15 +88,11 @@ def build_corrective_graph(deps: RagDeps | DepsSource, *,
     source = source_of(deps)
     settings = source.base.settings
     answering = settings.generate.enabled
-    policy = LoopPolicy(answering=answering, web=web_enabled(settings))
+    policy = LoopPolicy(answering=answering, web=WEB.runs(settings))
     graph = query_graph()
     graph.add_node("retrieval", retrieval_rounds(compile_retrieval(source)))
-    for name, node in (("grade", grade.grade), ("refine", refine.refine),
-                       ("rewrite", rewrite.rewrite), ("circuit_breaker", answer.circuit_breaker)):
-        graph.add_node(name, bind(node, source))
-    skips = (retrieval_skips(settings) + corrective_skips(settings)
-             + guard_skips(settings, input_guarded=input_guarded))
-    graph.add_node("answer", bind(answer.answer, source, answering=answering, skipped=skips))
+    add_stages(graph, source, [GRADE, REFINE, REWRITE, CIRCUIT_BREAKER])
+    add_answer(graph, source, corrective_table(input_guarded))
     add_guarded_start(graph, source, "retrieval", input_guarded=input_guarded)
     graph.add_edge("retrieval", "grade")
     finish = add_scope(graph, source) if answering else "answer"
@@ -80,9 +101,7 @@ def build_corrective_graph(deps: RagDeps | DepsSource, *,
         "refine": "refine", "rewrite": "rewrite", "circuit_breaker": "circuit_breaker",
         ("generate" if answering else "answer"): finish}
     if policy.web:
-        from ragloom.nodes import web
-
-        graph.add_node("web", bind(web.web, source))
+        add_stages(graph, source, [WEB])
         graph.add_edge("web", "grade")
         grade_paths["web"] = "web"
     graph.add_conditional_edges("grade", functools.partial(route_after_grade, policy=policy),
@@ -91,13 +110,7 @@ def build_corrective_graph(deps: RagDeps | DepsSource, *,
     graph.add_edge("rewrite", "retrieval")
     graph.add_edge("circuit_breaker", done)
     if answering:
-        checks = ["generate", *(["groundedness"] if settings.groundedness.enabled else []),
-                  "answers_question"]
-        graph.add_node("generate", bind(generate.generate, source))
-        if settings.groundedness.enabled:
-            graph.add_node("groundedness", bind(groundedness.groundedness, source))
-        graph.add_node("answers_question", bind(answers_question.answers_question, source))
-        chain(graph, checks)
+        chain(graph, add_stages(graph, source, plan(CHECKS, settings).nodes))
         graph.add_conditional_edges("answers_question", route_after_check,
                                     {"answer": done, "rewrite": "rewrite",
                                      "circuit_breaker": "circuit_breaker"})

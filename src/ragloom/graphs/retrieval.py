@@ -2,9 +2,9 @@
 
 Its output is the ranked, assembled passages (and the probes a transform added), never an answer.
 Every answering graph adds it as a subgraph node named `retrieval` (one box in Studio; `xray=1`
-shows its inside), and multi-hop questions send each hop into it. A stage in brackets is a node only
-when it does work under the settings; `retrieval_skips` says which were left out and why, for the
-node that ends the answering graph to record.
+shows its inside), and multi-hop questions send each hop into it. `RETRIEVAL` is its stage table:
+a stage in brackets is a node only when it does work under the settings, and the answering graphs
+list the ones left out, with the reason, in their own tables.
 """
 
 from __future__ import annotations
@@ -15,56 +15,68 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from ragloom.graphs.assembly import DepsSource, LangGraphNode, bind, chain, query_graph, source_of
+from ragloom.graphs.assembly import (
+    DepsSource,
+    LangGraphNode,
+    Stage,
+    add_stages,
+    chain,
+    plan,
+    query_graph,
+    source_of,
+)
 from ragloom.nodes import assemble, fuse, ranking, rerank, retrieve, transform
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.ranking import ranking_active
-from ragloom.nodes.trace import skipped_step
 from ragloom.settings import RagSettings
-from ragloom.state import Hop, RagState, RetrievalInput, RetrievalOutput, TraceStep
+from ragloom.state import Hop, RagState, RetrievalInput, RetrievalOutput
 
 Subgraph = CompiledStateGraph[Any]
 
 
-def needs_fuse(settings: RagSettings) -> bool:
-    """Whether fuse does work: several probes, sibling evidence or MMR."""
-    retrieval = settings.retrieval
-    return settings.transform.name != "none" or retrieval.mmr or retrieval.sibling_weight > 0
-
-
-def retrieval_skips(settings: RagSettings) -> list[TraceStep]:
-    """Trace records of the retrieval stages these settings leave out of the subgraph."""
-    skips = []
+def _one_probe(settings: RagSettings) -> str | None:
+    """Why transform is left out: the question is the only probe."""
     if settings.transform.name == "none":
-        skips.append(skipped_step("transform", "transform none: the question is the only probe"))
-    if not needs_fuse(settings):
-        skips.append(skipped_step("fuse", "one probe, no sibling evidence or MMR: nothing to fuse"))
-    if settings.rerank.name == "none":
-        skips.append(skipped_step("rerank", "rerank none: the fused order is kept"))
-    if not ranking_active(settings.ranking):
-        skips.append(skipped_step("ranking", "no per-document cap, recency boost or language "
-                                             "down-rank (ranking.* off)"))
-    return skips
+        return "transform none: the question is the only probe"
+    return None
+
+
+def _nothing_to_fuse(settings: RagSettings) -> str | None:
+    """Why fuse is left out: one probe, no sibling evidence and no MMR."""
+    retrieval = settings.retrieval
+    if settings.transform.name == "none" and not retrieval.mmr and retrieval.sibling_weight <= 0:
+        return "one probe, no sibling evidence or MMR: nothing to fuse"
+    return None
+
+
+def _no_reranker(settings: RagSettings) -> str | None:
+    """Why rerank is left out: no reranker is configured."""
+    return "rerank none: the fused order is kept" if settings.rerank.name == "none" else None
+
+
+def _no_ranking_knob(settings: RagSettings) -> str | None:
+    """Why the ranking stage is left out: no knob is on and requests may not turn one on."""
+    if ranking_active(settings.ranking):
+        return None
+    return "no per-document cap, recency boost or language down-rank (ranking.* off)"
+
+
+RETRIEVAL = (
+    Stage("transform", transform.transform, _one_probe),
+    Stage("retrieve", retrieve.retrieve),
+    Stage("fuse", fuse.fuse, _nothing_to_fuse),
+    Stage("rerank", rerank.rerank, _no_reranker),
+    Stage("ranking", ranking.ranking, _no_ranking_knob),
+    Stage("assemble", assemble.assemble),
+)
+"""The retrieval stages in order."""
 
 
 def build_retrieval_graph(deps: RagDeps | DepsSource) -> StateGraph:
     """Wire the retrieval stages that do work under the settings; returns the graph uncompiled."""
     source = source_of(deps)
-    settings = source.base.settings
     graph = query_graph(input_schema=RetrievalInput, output_schema=RetrievalOutput)
-    names = []
-    stages = [
-        ("transform", transform.transform, settings.transform.name != "none"),
-        ("retrieve", retrieve.retrieve, True),
-        ("fuse", fuse.fuse, needs_fuse(settings)),
-        ("rerank", rerank.rerank, settings.rerank.name != "none"),
-        ("ranking", ranking.ranking, ranking_active(settings.ranking)),
-        ("assemble", assemble.assemble, True),
-    ]
-    for name, node, included in stages:
-        if included:
-            graph.add_node(name, bind(node, source))
-            names.append(name)
+    names = add_stages(graph, source, plan(RETRIEVAL, source.base.settings).nodes)
     chain(graph, [START, *names, END])
     return graph
 

@@ -119,9 +119,10 @@ def _final_failures(verdicts: Sequence[Verdict]) -> list[str]:
 
 
 def answer(state: RagState, deps: RagDeps, *, answering: bool = True,
-           skipped: Sequence[TraceStep] = ()) -> dict[str, Any]:
+           skipped: Sequence[TraceStep] = (), order: Sequence[str] = ()) -> dict[str, Any]:
     """Assemble the RagAnswer: the draft and its citations (or, retrieval-only, every passage as
-    a citation), the verdicts, the route and the whole trace, left-out stages included."""
+    a citation), the verdicts, the route and the whole trace, the left-out stages (`skipped`)
+    placed by the graph's stage order."""
     refused = state.get("refused")
     with StageClock("answer") as clock:
         if answering or refused:
@@ -138,7 +139,7 @@ def answer(state: RagState, deps: RagDeps, *, answering: bool = True,
         if failures:
             clock.note(failed_checks=failures)
     steps = clock.trace()
-    trace = in_stage_order([*state.get("trace", []), *steps], list(skipped))
+    trace = in_stage_order([*state.get("trace", []), *steps], skipped, order)
     result = RagAnswer(
         question=state.get("question", ""),
         text=state.get("draft", "") if answering or refused else "",

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.pool import current_ranking
 from ragloom.nodes.text import clip, estimate_tokens
 from ragloom.nodes.trace import StageClock
 from ragloom.providers import quoting
@@ -107,7 +106,7 @@ def assemble(state: RagState, deps: RagDeps) -> dict:
     """Fit the best top_n ranked passages into the token budget, keeping rank order."""
     settings = deps.settings.assemble
     top_n = state.get("top_n") or deps.settings.rerank.top_n
-    ranked = current_ranking(state)[:top_n]  # a reranker already kept at most top_n
+    ranked = (state.get("ranked") or [])[:top_n]  # a reranker already kept at most top_n
     with StageClock("assemble") as clock:
         passages, dropped, truncated = fit_budget(
             ranked, settings.token_budget, settings.chars_per_token

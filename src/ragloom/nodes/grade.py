@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.assemble import fit_budget
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.fuse import dedup
+from ragloom.nodes.fusion_math import dedup
 from ragloom.nodes.text import clip, content_words, tokenize
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.providers.chat import complete_structured

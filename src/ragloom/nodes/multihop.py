@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from ragloom.errors import ChatUnavailableError
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.assemble import fit_budget
-from ragloom.nodes.fuse import dedup
+from ragloom.nodes.fusion_math import dedup
 from ragloom.nodes.text import content_words, tokenize
 from ragloom.nodes.trace import StageClock
 from ragloom.providers.chat import complete_structured

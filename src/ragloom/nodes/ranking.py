@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from ragloom.errors import QueryError
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.pool import current_ranking
+from ragloom.nodes.fusion_math import minmax
 from ragloom.nodes.trace import StageClock
 from ragloom.settings import RankingSettings
 from ragloom.state import RagState, ScoredChunk
@@ -76,14 +76,6 @@ def freshness(modified: Any, now: float, half_life_days: float) -> float:
     return 0.5 ** (age_days / half_life_days)
 
 
-def _normalised(ranked: Sequence[ScoredChunk]) -> list[float]:
-    """Min-max normalised scores (a constant list maps to 1.0)."""
-    scores = [s.score for s in ranked]
-    low, high = min(scores), max(scores)
-    span = high - low
-    return [(v - low) / span if span > 0 else 1.0 for v in scores]
-
-
 def boost(ranked: Sequence[ScoredChunk], settings: RankingSettings, lang: str | None,
           now: float) -> tuple[list[ScoredChunk], dict[str, Any]]:
     """Re-score by recency and language match; return the new order and what changed."""
@@ -92,7 +84,8 @@ def boost(ranked: Sequence[ScoredChunk], settings: RankingSettings, lang: str | 
         return list(ranked), {}
     adjusted: list[tuple[float, int, ScoredChunk]] = []
     boosted = penalised = 0
-    for position, (scored, norm) in enumerate(zip(ranked, _normalised(ranked), strict=True)):
+    norms = minmax([s.score for s in ranked])
+    for position, (scored, norm) in enumerate(zip(ranked, norms, strict=True)):
         fresh = freshness(scored.chunk.metadata.get("last_modified"), now,
                           settings.recency_half_life_days)
         passage_lang = scored.chunk.metadata.get("lang")
@@ -123,15 +116,10 @@ def cap(ranked: Sequence[ScoredChunk], limit: int, by: str,
     return kept, len(ranked) - len(kept)
 
 
-def _before_rerank(state: RagState) -> list[ScoredChunk]:
-    """The ranking the reranker started from (fused, else the first probe's candidates)."""
-    return current_ranking({k: v for k, v in state.items() if k != "reranked"})  # type: ignore[arg-type]
-
-
 def ranking(state: RagState, deps: RagDeps) -> dict[str, Any]:
     """Apply the per-document cap, the recency boost and the language down-rank to the ranking."""
     settings = run_ranking(deps.settings.ranking, state.get("ranking")) or deps.settings.ranking
-    pool = current_ranking(state)
+    pool = state.get("ranked") or []
     with StageClock("ranking") as clock:
         if not knobs_on(settings):
             return {"ranked": pool, "trace": clock.skip("every ranking knob is off for this run")}
@@ -145,10 +133,8 @@ def ranking(state: RagState, deps: RagDeps) -> dict[str, Any]:
             ranked, dropped = cap(ranked, settings.source_cap, settings.cap_by, counts)
             clock.note(capped=dropped)
             top_n = state.get("top_n") or deps.settings.rerank.top_n
-            if "reranked" in state and dropped and len(ranked) < top_n:
-                seen = {s.chunk.id for s in pool}
-                reserve = [s for s in _before_rerank(state) if s.chunk.id not in seen]
-                refill, _ = cap(reserve, settings.source_cap, settings.cap_by, counts)
+            if "reserve" in state and dropped and len(ranked) < top_n:  # a reranker cut the list
+                refill, _ = cap(state["reserve"], settings.source_cap, settings.cap_by, counts)
                 refill = refill[: top_n - len(ranked)]
                 ranked = [*ranked, *refill]
                 clock.note(refilled=len(refill))

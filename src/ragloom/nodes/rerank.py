@@ -1,11 +1,11 @@
-"""The rerank node: cascade the fused candidates down to top_n with the configured reranker."""
+"""The rerank node: cascade the ranked candidates down to top_n with the configured reranker."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ragloom.nodes.deps import RagDeps
-from ragloom.nodes.pool import current_ranking, retrieval_text
+from ragloom.nodes.pool import retrieval_text
 from ragloom.nodes.trace import StageClock
 from ragloom.providers.rerankers import Reranker, get_reranker
 from ragloom.state import RagState, ScoredChunk
@@ -22,15 +22,18 @@ def _run(
 
 
 def rerank(state: RagState, deps: RagDeps) -> dict:
-    """Rerank the fused candidates and keep the best top_n."""
+    """Rerank the ranked candidates and keep the best top_n; the ones it passes over, in their
+    order, are the reserve the ranking stage may refill from."""
     settings = deps.settings.rerank
     top_n = state.get("top_n") or settings.top_n
-    fused = current_ranking(state)
+    pool = state.get("ranked") or []
     with StageClock("rerank") as clock:
         reranker = deps.reranker or get_reranker(settings, deps.chat)
-        clock.note(reranker=reranker.name, top_n=top_n, inputs=len(fused))
-        if not fused:
-            return {"reranked": [], "trace": clock.skip("no candidates")}
-        reranked, detail = _run(reranker, retrieval_text(state), fused, top_n)
+        clock.note(reranker=reranker.name, top_n=top_n, inputs=len(pool))
+        if not pool:
+            return {"ranked": [], "reserve": [], "trace": clock.skip("no candidates")}
+        reranked, detail = _run(reranker, retrieval_text(state), pool, top_n)
         clock.note(outputs=len(reranked), **detail)
-    return {"reranked": reranked, "trace": clock.trace()}
+    kept = {s.chunk.id for s in reranked}
+    reserve = [s for s in pool if s.chunk.id not in kept]
+    return {"ranked": reranked, "reserve": reserve, "trace": clock.trace()}

@@ -7,8 +7,8 @@ from typing import Any
 
 from ragloom.errors import StoreError
 from ragloom.nodes.deps import RagDeps
+from ragloom.nodes.fusion_math import convex, dedup, rrf
 from ragloom.nodes.pool import retrieval_text
-from ragloom.nodes.fuse import convex, rrf
 from ragloom.nodes.trace import StageClock, log_once
 from ragloom.settings import RetrievalSettings
 from ragloom.state import RagState, ScoredChunk
@@ -96,7 +96,8 @@ def fuse_legs(
 
 
 def retrieve(state: RagState, deps: RagDeps) -> dict:
-    """Retrieve candidates for every probe with the configured retrieval mode."""
+    """Retrieve candidates for every probe with the configured retrieval mode; the first probe's
+    deduplicated candidates are the ranking until a later stage replaces it."""
     settings = deps.settings.retrieval
     probes = state.get("probes") or [retrieval_text(state)]
     filters = state.get("filters") or None
@@ -114,4 +115,4 @@ def retrieve(state: RagState, deps: RagDeps) -> dict:
         else:
             candidates = [leg[: settings.candidate_k] for leg in (dense or sparse or [])]
         clock.note(candidates=[len(c) for c in candidates])
-    return {"candidates": candidates, "trace": clock.trace()}
+    return {"candidates": candidates, "ranked": dedup(candidates[0]), "trace": clock.trace()}

@@ -13,14 +13,6 @@ from ragloom.state import TraceStep
 
 logger = logging.getLogger("ragloom")
 
-STAGE_ORDER = (
-    "guard", "input_guard", "classify", "direct", "transform", "retrieve", "fuse", "rerank",
-    "ranking", "assemble", "decompose", "hop", "bridge", "merge", "grade", "refine", "rewrite",
-    "web", "scope", "generate", "groundedness", "answers_question", "output_guard",
-    "circuit_breaker", "refuse", "answer",
-)
-"""Canonical order of the stages, used to place left-out stages in a trace."""
-
 _logged: set[str] = set()
 _logged_lock = threading.Lock()
 
@@ -83,9 +75,11 @@ def skipped_step(stage: str, reason: str) -> TraceStep:
     return TraceStep(stage=stage, duration_ms=0.0, detail={"skipped": True, "reason": reason})
 
 
-def in_stage_order(trace: Sequence[TraceStep], skipped: Sequence[TraceStep]) -> list[TraceStep]:
-    """The trace with each skipped step placed before the first step of a later stage."""
-    rank = {stage: i for i, stage in enumerate(STAGE_ORDER)}
+def in_stage_order(trace: Sequence[TraceStep], skipped: Sequence[TraceStep],
+                   order: Sequence[str]) -> list[TraceStep]:
+    """The trace with each skipped step placed before the first step of a later stage in `order`
+    (the graph's stage table; steps of stages it does not name never count as later)."""
+    rank = {stage: i for i, stage in enumerate(order)}
     merged = list(trace)
     for step in sorted(skipped, key=lambda s: rank.get(s.stage, len(rank))):
         position = rank.get(step.stage, len(rank))
