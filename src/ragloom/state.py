@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import operator
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from langgraph.managed import RemainingSteps
@@ -275,6 +276,14 @@ class RunInput(BaseModel):
     def graph_input(self) -> dict[str, Any]:
         """The input mapping of the query graphs (RagInput)."""
         return self.model_dump(exclude={"thread"})
+
+
+def run_knobs(state: Mapping[str, Any], *, budget: bool = False) -> dict[str, Any]:
+    """The question and per-run knobs of a run's state, as an inner graph's input takes them
+    (`budget`: with the loop budget, for a whole profile graph)."""
+    names = ("question", "filters", "top_n", "lang", "ranking",
+             *(("max_iterations",) if budget else ()))
+    return {name: state.get(name) for name in names}
 
 
 KNOB_RANGES = {"top_n": (1, 1000), "max_iterations": (0, MAX_ITERATIONS)}

@@ -12,7 +12,7 @@ from ragloom.graphs.corrective import corrective_table
 from ragloom.graphs.staged import staged_table
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.trace import in_stage_order, skipped_step
-from ragloom.profiles.resolver import graph_builder
+from ragloom.registry import graph_builder
 from ragloom.settings import RagSettings, load_settings
 from ragloom.state import TraceStep
 

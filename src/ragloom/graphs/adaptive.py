@@ -52,7 +52,7 @@ from ragloom.graphs.routing import route_by_class, send_bridge_hops, send_hops
 from ragloom.graphs.staged import ANSWER_STAGES, add_answer_stages, add_retrieval
 from ragloom.nodes import classify, multihop
 from ragloom.nodes.deps import RagDeps
-from ragloom.state import RagAnswer, RagContext, RagState
+from ragloom.state import RagAnswer, RagContext, RagState, run_knobs
 
 CLASSIFY = Stage("classify", classify.classify)
 DIRECT = Stage("direct", classify.direct)
@@ -69,10 +69,7 @@ def delegate(graph: CompiledStateGraph[Any], route: str) -> LangGraphNode:
     """A node that runs a whole profile graph for the question and relays its answer."""
 
     def run(state: RagState, runtime: Runtime[RagContext]) -> dict[str, Any]:
-        payload = {"question": state["question"], "filters": state.get("filters"),
-                   "top_n": state.get("top_n"), "max_iterations": state.get("max_iterations"),
-                   "lang": state.get("lang"), "ranking": state.get("ranking")}
-        result: RagAnswer = graph.invoke(payload)["answer"]
+        result: RagAnswer = graph.invoke(run_knobs(state, budget=True))["answer"]
         steps = [s for s in result.trace if s.stage != "guard"]
         relayed = result.model_copy(update={
             "route": route, "trace": [*state.get("trace", []), *steps],

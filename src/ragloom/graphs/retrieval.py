@@ -29,7 +29,7 @@ from ragloom.nodes import assemble, fuse, ranking, rerank, retrieve, transform
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.ranking import ranking_active
 from ragloom.settings import RagSettings
-from ragloom.state import Hop, RagState, RetrievalInput, RetrievalOutput
+from ragloom.state import Hop, RagState, RetrievalInput, RetrievalOutput, run_knobs
 
 Subgraph = CompiledStateGraph[Any]
 
@@ -94,18 +94,12 @@ def compile_retrieval(source: DepsSource) -> Subgraph:
     return build_retrieval_graph(source).compile(name="retrieval")
 
 
-def _retrieval_input(state: RagState, probe: str | None) -> dict[str, Any]:
-    """What the subgraph is invoked with: the question, the probe and the per-run knobs."""
-    return {"question": state["question"], "probe": probe, "filters": state.get("filters"),
-            "top_n": state.get("top_n"), "lang": state.get("lang"), "ranking": state.get("ranking")}
-
-
 def retrieval_rounds(subgraph: Subgraph) -> LangGraphNode:
     """The node a loop retrieves with: the subgraph for the current probe (a rewrite), else the
     question; grade then keeps whichever round it grades best."""
 
     def retrieval(state: RagState) -> dict[str, Any]:
-        out = subgraph.invoke(_retrieval_input(state, state.get("probe")))
+        out = subgraph.invoke({**run_knobs(state), "probe": state.get("probe")})
         return {"passages": out.get("passages") or [],
                 "query_variants": out.get("query_variants") or [], "trace": out.get("trace") or []}
 
@@ -116,7 +110,7 @@ def hop_retrieval(subgraph: Subgraph) -> LangGraphNode:
     """The node a multi-hop fan-out sends each sub-question to: one Hop, its steps traced."""
 
     def hop(state: RagState) -> dict[str, Any]:
-        out = subgraph.invoke(_retrieval_input(state, state.get("probe")))
+        out = subgraph.invoke({**run_knobs(state), "probe": state.get("probe")})
         index, wave = state.get("hop", 1), state.get("wave", 1)
         trace = [step.model_copy(update={"detail": {**step.detail, "hop": index, "wave": wave}})
                  for step in out.get("trace") or []]

@@ -16,7 +16,7 @@ from langgraph.types import Send
 
 from ragloom.guardrails.classifier import REFUSED
 from ragloom.nodes.verdicts import last_verdict
-from ragloom.state import RagState
+from ragloom.state import RagState, run_knobs
 
 GradeRoute = Literal["generate", "refine", "rewrite", "web", "answer", "circuit_breaker"]
 CheckRoute = Literal["answer", "rewrite", "circuit_breaker"]
@@ -132,9 +132,7 @@ def route_by_class(state: RagState) -> ClassRoute:
 def hop_payload(state: RagState, probe: str, index: int, wave: int,
                 source: str | None = None) -> dict[str, Any]:
     """The input one hop's retrieval runs on."""
-    return {"question": state["question"], "probe": probe, "filters": state.get("filters"),
-            "top_n": state.get("top_n"), "lang": state.get("lang"), "ranking": state.get("ranking"),
-            "hop": index, "wave": wave, "source": source}
+    return {**run_knobs(state), "probe": probe, "hop": index, "wave": wave, "source": source}
 
 
 def send_hops(state: RagState) -> list[Send]:

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragloom.errors import QueryError
-from ragloom.language import detect_language, primary_code
+from ragloom.language import detect_language
 from ragloom.nodes.deps import RagDeps
 from ragloom.nodes.generate import build_citations
 from ragloom.nodes.ranking import KNOBS, run_ranking
 from ragloom.nodes.trace import StageClock, in_stage_order
-from ragloom.state import RagAnswer, RagState, TraceStep, Verdict
+from ragloom.state import RagAnswer, RagState, RunInput, TraceStep, Verdict, run_knobs
 
 FAILED_VERDICTS = frozenset({"ungrounded", "unaddressed", "incorrect"})
 """Final verdicts that make an answer best-effort when the run ends with them."""
@@ -40,37 +40,6 @@ def check_question(question: Any, max_chars: int) -> str:
     return text
 
 
-def check_budget(value: Any) -> int | None:
-    """Validate a per-run `max_iterations` override (None keeps the settings' budget)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10:
-        raise QueryError(f"max_iterations must be an integer from 0 to 10, got {value!r}",
-                         where="input.max_iterations", hint="omit it to use loop.max_iterations")
-    return value
-
-
-def check_top_n(value: Any) -> int | None:
-    """Validate a per-run `top_n` (None keeps the settings' rerank.top_n)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000:
-        raise QueryError(f"top_n must be an integer from 1 to 1000, got {value!r}",
-                         where="input.top_n", hint="omit it to use rerank.top_n")
-    return value
-
-
-def check_lang(value: Any) -> str | None:
-    """Validate a per-run `lang` (None: detect it from the question)."""
-    if value is None:
-        return None
-    code = primary_code(value) if isinstance(value, str) else None
-    if code is None:
-        raise QueryError(f"lang must be a language code such as 'en' or 'fr-CA', got {value!r}",
-                         where="input.lang", hint="omit it to detect the question's language")
-    return code
-
-
 def request_language(question: str, given: str | None, deps: RagDeps) -> tuple[str, str]:
     """The request's language and how it was chosen (given, detected, or the default)."""
     if given:
@@ -86,16 +55,16 @@ def guard(state: RagState, deps: RagDeps) -> dict[str, Any]:
     """Validate the question and the per-run knobs, set the run's loop budget and language."""
     with StageClock("guard") as clock:
         question = check_question(state.get("question"), deps.settings.max_query_chars)
-        top_n = check_top_n(state.get("top_n"))
-        override = check_budget(state.get("max_iterations"))
-        ranking = run_ranking(deps.settings.ranking, state.get("ranking"))
-        lang, chosen = request_language(question, check_lang(state.get("lang")), deps)
-        budget = deps.settings.loop.max_iterations if override is None else override
+        given = RunInput.checked({**run_knobs(state, budget=True), "question": question})
+        ranking = run_ranking(deps.settings.ranking, given.ranking)
+        lang, chosen = request_language(question, given.lang, deps)
+        budget = (deps.settings.loop.max_iterations if given.max_iterations is None
+                  else given.max_iterations)
         clock.note(chars=len(question), profile=deps.settings.profile, max_iterations=budget,
                    lang=lang, lang_from=chosen)
         if ranking is not None:
             clock.note(ranking=ranking.model_dump(exclude={"per_request"}))
-    return {"question": question, "top_n": top_n, "max_iterations": budget, "iterations": 0,
+    return {"question": question, "top_n": given.top_n, "max_iterations": budget, "iterations": 0,
             "lang": lang,
             "ranking": ranking.model_dump(include=set(KNOBS)) if ranking is not None else None,
             "trace": clock.trace()}

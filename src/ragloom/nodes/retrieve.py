@@ -13,7 +13,8 @@ from ragloom.nodes.trace import StageClock, log_once
 from ragloom.settings import RetrievalSettings
 from ragloom.state import RagState, ScoredChunk
 
-BM25_MISSING = "bm25 index missing: hybrid retrieval degraded to vector"
+BM25_MISSING = ("bm25 index missing or unreadable: hybrid retrieval degraded to vector until "
+                "`ragloom ingest` rebuilds it")
 
 
 def _ms_since(start: float) -> float:
@@ -24,16 +25,14 @@ def _ms_since(start: float) -> float:
 def _effective_mode(deps: RagDeps, bm25: Any | None, clock: StageClock) -> str:
     """The retrieval mode this run can serve, with a traced degradation when BM25 is missing."""
     mode = deps.settings.retrieval.mode
-    take_note = getattr(bm25, "take_repair_note", None)
-    if take_note is not None and (repaired := take_note()):
-        clock.note(bm25_repaired=repaired)
     if mode == "vector" or bm25 is not None:
         return mode
     if mode == "bm25":
         raise StoreError(
             "retrieval mode 'bm25' needs a BM25 index and none is loaded",
             where="retrieve",
-            hint="ingest the collection first, or set retrieval.mode to 'vector' or 'hybrid'",
+            hint="re-run `ragloom ingest` on the collection (it rebuilds the index), or set "
+                 "retrieval.mode to 'vector' or 'hybrid'",
         )
     log_once("retrieve.bm25-missing", BM25_MISSING)
     clock.note(degraded=BM25_MISSING)
