@@ -26,6 +26,9 @@ from tests.conftest import EXAMPLES_KB
 
 QUESTION = "How long does the Lumen Pro keep running without sunlight?"
 COLLECTION = "road"
+LOOP = "loop"
+"""A one-passage collection: the budget tests loop forty times, each round kept cheap."""
+LOOP_QUESTION = "How much does the P-40 pump move?"
 CREW = """\
 name: road-crew
 rag:
@@ -54,6 +57,10 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "ragloom.yaml").write_text("retrieval: {candidate_k: 80, fusion: rrf}\n",
                                        encoding="utf-8")
     (root / "crew.yaml").write_text(CREW, encoding="utf-8")
+    (root / "loop").mkdir()
+    (root / "loop" / "pump.md").write_text("# Pump\n\nThe P-40 pump moves 40 litres a minute.\n",
+                                           encoding="utf-8")
+    assert not ragloom.ingest([str(root / "loop")], collection=LOOP, data_dir=root / "data").failed
     return root
 
 
@@ -135,17 +142,17 @@ def _ran_the_whole_budget(answer: RagAnswer, budget: int) -> None:
 
 def test_a_run_budget_of_ten_is_spent_whole_on_every_surface(
         configured: Path, studio: Any, looping: None) -> None:
-    _ran_the_whole_budget(ragloom.ask(QUESTION, profile="corrective", collection=COLLECTION,
+    _ran_the_whole_budget(ragloom.ask(LOOP_QUESTION, profile="corrective", collection=LOOP,
                                       max_iterations=10), 10)
-    graph = ragloom.build_graph("corrective", collection=COLLECTION)
-    _ran_the_whole_budget(ragloom.run_graph(graph, {"question": QUESTION,
+    graph = ragloom.build_graph("corrective", collection=LOOP)
+    _ran_the_whole_budget(ragloom.run_graph(graph, {"question": LOOP_QUESTION,
                                                     "max_iterations": 10}), 10)
-    streamed = list(ragloom.stream(QUESTION, profile="corrective", collection=COLLECTION,
+    streamed = list(ragloom.stream(LOOP_QUESTION, profile="corrective", collection=LOOP,
                                    max_iterations=10))
     assert streamed[-1].answer is not None
     _ran_the_whole_budget(streamed[-1].answer, 10)
-    served = studio.corrective.invoke({"question": QUESTION, "max_iterations": 10},
-                                      context=RagContext(collection=COLLECTION))["answer"]
+    served = studio.corrective.invoke({"question": LOOP_QUESTION, "max_iterations": 10},
+                                      context=RagContext(collection=LOOP))["answer"]
     _ran_the_whole_budget(served, 10)
 
 
@@ -155,6 +162,6 @@ def test_a_run_budget_bounds_the_circuit_breaker_too(configured: Path, looping: 
     # of 1) trips long before the compiled one (derived from the largest budget)
     monkeypatch.setattr(routing, "budget_left", lambda state: True)
     monkeypatch.setattr(routing, "out_of_steps", lambda state: False)
-    answer = ragloom.ask(QUESTION, profile="corrective", collection=COLLECTION, max_iterations=1)
+    answer = ragloom.ask(LOOP_QUESTION, profile="corrective", collection=LOOP, max_iterations=1)
     assert answer.best_effort and [s.stage for s in answer.trace] == ["circuit_breaker"]
     assert "Recursion limit of 45" in answer.trace[0].detail["error"]
