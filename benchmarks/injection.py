@@ -1,4 +1,4 @@
-"""Injection screening on the labelled set in tests/data/injection: detection and false positives.
+"""Injection screening on the labelled set in benchmarks/data/injection: detection and false positives.
 
     python benchmarks/injection.py [--split dev|holdout|fresh|probe…|fresh4|all] [--semantic]
                                    [--list [--evidence]] [--json OUT]
@@ -44,8 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-SET = ROOT / "tests" / "data" / "injection"
+SET = Path(__file__).resolve().parent / "data" / "injection"
 FIT_SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4", "fresh2", "fresh3",
               "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11",
               "fresh12", "fresh13", "fresh14", "fresh15", "fresh16")
@@ -389,7 +388,7 @@ def main() -> int:
                              "packaged one")
     parser.add_argument("--held-out-author", type=Path, metavar="EXEMPLARS_JSONL",
                         help="score an exemplar file by an author outside the fit with the "
-                             "packaged layer alone (e.g. tests/data/injection/exemplars-ex-g.jsonl)")
+                             "packaged layer alone (e.g. benchmarks/data/injection/exemplars-ex-g.jsonl)")
     parser.add_argument("--refit", nargs="*", metavar="SPLIT",
                         help="fit the layer on the exemplars and these splits (default: all fit "
                              "splits) and write the packaged fit")

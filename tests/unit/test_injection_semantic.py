@@ -380,7 +380,7 @@ def test_exemplar_sources_name_an_author_for_each_exemplar_line_in_order(tmp_pat
 def test_the_held_out_author_is_one_author_outside_the_fit() -> None:
     from ragloom.ingestion.injection_semantic import exemplar_sources
 
-    path = Path(__file__).parents[1] / "data" / "injection" / "exemplars-ex-g.jsonl"
+    path = Path(__file__).parents[2] / "benchmarks" / "data" / "injection" / "exemplars-ex-g.jsonl"
     held = load_exemplars(path)
     assert set(exemplar_sources(path)) == {"ex-g"} and set(held.labels) == {"injected", "benign"}
     assert "ex-g" not in exemplar_sources()  # not merged into the fit's exemplars

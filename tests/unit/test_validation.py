@@ -18,7 +18,7 @@ from ragloom.state import SourceDocument
 
 ROOT = Path(__file__).resolve().parents[2]
 KB = ROOT / "examples" / "kb"
-INJECTION_SET = ROOT / "tests" / "data" / "injection"
+INJECTION_SET = ROOT / "benchmarks" / "data" / "injection"
 
 
 def _doc(text: str, **metadata: object) -> SourceDocument:
