@@ -1,12 +1,12 @@
 """The injection rules: what text addressed to a model and asking it to misbehave looks like.
 
 Each `Rule` names a signal family, a weight in [0, 1.2] and a pattern over *folded* text (lower
-case, accents stripped, homoglyphs folded: see `injection_text.fold`), in English, French,
+case, accents stripped, homoglyphs folded: see `normalize.fold`), in English, French,
 German and Spanish. `needs_address` rules (a bare imperative, `model_command`; an e-mail destination)
 count only right after a model reader was named (`addressed_to_model`). `imperative` rules count fully only when the verb is said to the reader (sentence start,
 "please", "you must", a vocative comma); described ("the model may ignore…"), negated ("never
 reveal…") or infinitive ("asks the model to ignore…") uses count a third or less. The scan
-(`validation.scan_injection`) adds the families found in one paragraph and weighs them by where
+(`hits`, `rule_detector`) adds the families found in one paragraph and weighs them by where
 they stand (quoted, fenced, hidden, decoded). Every pattern is linear-time: bounded repeats only,
 and no unbounded quantifier inside another.
 """
@@ -1355,3 +1355,11 @@ VOCABULARY = frozenset(
     "prompt ignore disregard forget rules guidelines reveal".split()
 )
 """Words the rules are written with, for splitting letter-spaced runs that lost their gaps."""
+
+TEMPLATE_TOPIC = regex.compile(
+    r"\b(?:templates?|tokens?|tokeni[sz]ers?|chatml|jinja|delimiters?|special\s+tokens?|syntax|"
+    r"fine-?tun\w*|(?:chat|prompt|message|instruction|turn|conversation|training)\s+formats?|"
+    r"formatting|llama|mistral|gemma|alpaca|vicuna|qwen|zephyr|hugging\s?face|transformers|"
+    r"injections?|payloads?|jailbreaks?|red[- ]team\w*)\b")
+"""Words of a text that is *about* prompt formats or attacks on them: there, turn markers are its
+subject."""
