@@ -1,4 +1,4 @@
-"""Guardrails on the labelled set in tests/data/guardrails: precision and recall per category.
+"""Guardrails on the labelled set in benchmarks/data/guardrails: precision and recall per category.
 
     python benchmarks/guardrails.py [--split dev|holdout|fresh|all] [--file MORE.jsonl ...]
                                     [--classifier heuristic|semantic|llm] [--list] [--json OUT]
@@ -16,7 +16,7 @@ environment), falling back to the heuristic as the node does. `all` is dev, hold
 
 `--scope` ingests the example knowledge base into a temporary directory and asks the balanced
 profile every golden question (in scope) and the off-collection questions of
-tests/data/guardrails/scope.jsonl: how many of each the scope check refuses ("I don't know" with the
+benchmarks/data/guardrails/scope.jsonl: how many of each the scope check refuses ("I don't know" with the
 closest sources), with the relevance distribution. Never tune on `holdout` or `fresh`: score them
 once, at the end. `--refit` fits the semantic layer on the packaged exemplars again and writes
 `src/ragloom/guardrails/exemplar_fit.npz` (after editing `exemplars.jsonl`).
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from ragloom.guardrails.classifier import GuardVerdict
 
 ROOT = Path(__file__).resolve().parents[1]
-SET = ROOT / "tests" / "data" / "guardrails"
+SET = ROOT / "benchmarks" / "data" / "guardrails"
 
 
 def load(path: Path, split: str) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Injection screening on the labelled set in tests/data/injection: detection and false positives.
+"""Injection screening on the labelled set in benchmarks/data/injection: detection and false positives.
 
     python benchmarks/injection.py [--split dev|holdout|fresh|probe…|fresh4|all] [--semantic]
                                    [--list [--evidence]] [--json OUT]
@@ -18,7 +18,7 @@ rejected (or its bytes are), *flagged* when any is suspicious, else clean. Print
 detection rate (quarantined or flagged) of the injected documents and the quarantined and flagged
 rates of the benign ones, overall and per class. `--list` prints every file's verdict, score and
 signals (`--evidence`: and the evidence). `--semantic` adds the semantic layer
-(`ragloom.ingestion.injection_semantic`, its packaged fit) on the documents the rules found clean.
+(`ragloom.ingestion.injection.semantic`, its packaged fit) on the documents the rules found clean.
 `--leave-split-out` fits the layer without one split (exemplars + the other splits) and scores the
 full screen (the shipped rules, then that fit) on the split left out, for each split; then the
 mean and worst split over a sweep of thresholds. `--leave-author-out` fits the layer without one
@@ -44,8 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-SET = ROOT / "tests" / "data" / "injection"
+SET = Path(__file__).resolve().parent / "data" / "injection"
 FIT_SPLITS = ("dev", "holdout", "fresh", "probe", "probe2", "probe3", "probe4", "fresh2", "fresh3",
               "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11",
               "fresh12", "fresh13", "fresh14", "fresh15", "fresh16")
@@ -79,8 +78,8 @@ def _embedder():  # type: ignore[no-untyped-def]
 def _rules(file: str) -> tuple:  # type: ignore[type-arg]
     """(status, score, signals, evidence, per document (rules verdict, windows)) of one source."""
     from ragloom.errors import LoadError, RejectedSourceError
-    from ragloom.ingestion.injection_semantic import document_windows
-    from ragloom.ingestion.validation import scan_injection
+    from ragloom.ingestion.injection.semantic import document_windows
+    from ragloom.ingestion.injection.screen import scan_injection
 
     try:
         documents = _documents(SET / file)
@@ -98,7 +97,7 @@ def _rules(file: str) -> tuple:  # type: ignore[type-arg]
 @functools.lru_cache(maxsize=None)
 def _rows(file: str) -> np.ndarray:
     """The layer's input rows for every window of one source (its documents in order)."""
-    from ragloom.ingestion.injection_semantic import matrix
+    from ragloom.ingestion.injection.semantic import matrix
 
     windows = [w for _, ws in _rules(file)[4] for w in ws]
     return matrix(windows, _embedder().embed_array) if windows else np.zeros((0, 0), np.float32)
@@ -163,7 +162,7 @@ def report(rows: list[dict[str, str]], split: str) -> dict[str, object]:
 @functools.lru_cache(maxsize=2)
 def _exemplar_rows(path: Path | None = None) -> tuple[np.ndarray, tuple[str, ...]]:
     """The layer's input rows and labels of an exemplar file (default: the packaged exemplars)."""
-    from ragloom.ingestion import injection_semantic as sem
+    from ragloom.ingestion.injection import semantic as sem
 
     exemplars = sem.load_exemplars(path or sem.EXEMPLARS)
     return sem.matrix(sem.exemplar_windows(exemplars), _embedder().embed_array), exemplars.labels
@@ -179,7 +178,7 @@ def fit_layer(labels: list[dict[str, str]], c: float,  # type: ignore[no-untyped
     embeddings and hand features, not their n-grams) scores highest is `injected`; its other
     windows are left out.
     """
-    from ragloom.ingestion.injection_semantic import InjectionDetector, fit_rows, without_ngrams
+    from ragloom.ingestion.injection.semantic import InjectionDetector, fit_rows, without_ngrams
     from ragloom.providers.exemplar_model import fit_matrix
 
     matrix, names = _exemplar_rows()
@@ -229,7 +228,7 @@ def leave_split_out(labels: list[dict[str, str]], tests: list[str], c: float,
     shipped rules + that fit) on the split left out; repeat for each; sweep the threshold."""
     peaks: dict[str, tuple[float, ...]] = {}
     for test in tests:
-        from ragloom.ingestion.injection_semantic import InjectionDetector
+        from ragloom.ingestion.injection.semantic import InjectionDetector
 
         train = [r for r in labels if r["split"] in FIT_SPLITS and r["split"] != test]
         detector = InjectionDetector(fit_layer(train, c), threshold)
@@ -279,9 +278,9 @@ def _author_row(author: str, probability: np.ndarray, injected: np.ndarray,
 
 def held_out_author(path: Path, threshold: float) -> int:
     """Score the sentences of a JSONL file of exemplars by an author outside the fit (the format of
-    `injection_addressing.jsonl`) with the packaged layer alone, as `--leave-author-out` scores a
+    `injection/data/addressing.jsonl`) with the packaged layer alone, as `--leave-author-out` scores a
     left-out author."""
-    from ragloom.ingestion import injection_semantic as sem
+    from ragloom.ingestion.injection import semantic as sem
 
     rows, labels = _exemplar_rows(path)
     probability = sem.injection_detector(_embedder()).probabilities(rows)
@@ -296,7 +295,7 @@ def leave_author_out(labels: list[dict[str, str]], c: float, threshold: float) -
     """Fit the layer without one exemplar author's lines (with every fit split) and score that
     author's sentences, for each author: ROC AUC, recall at the threshold and at `FIXED_FP`
     benign false positives, and the benign false-positive rate at the threshold."""
-    from ragloom.ingestion.injection_semantic import INJECTED, InjectionDetector, exemplar_sources
+    from ragloom.ingestion.injection.semantic import INJECTED, InjectionDetector, exemplar_sources
 
     matrix, names = _exemplar_rows()
     sources, injected = np.array(exemplar_sources()), np.array(names) == INJECTED
@@ -317,7 +316,7 @@ def leave_author_out(labels: list[dict[str, str]], c: float, threshold: float) -
 
 def refit(labels: list[dict[str, str]], splits: list[str]) -> int:
     """Fit the layer on the exemplars and these splits; write the packaged fit."""
-    from ragloom.ingestion import injection_semantic as sem
+    from ragloom.ingestion.injection import semantic as sem
     from ragloom.providers.exemplar_model import fit_key, write_fit
 
     embedder = _embedder()
@@ -336,8 +335,8 @@ def benign_corpus(path: Path, limit: int, offset: int) -> int:
     """Screen `limit` records (after the first `offset`) of a BEIR corpus (benign text: title and
     abstract as one document each) with the rules and the packaged layer; print what is flagged,
     by threshold."""
-    from ragloom.ingestion import injection_semantic as sem
-    from ragloom.ingestion.validation import scan_injection
+    from ragloom.ingestion.injection import semantic as sem
+    from ragloom.ingestion.injection.screen import scan_injection
     from ragloom.state import SourceDocument
 
     with path.open(encoding="utf-8") as handle:
@@ -389,7 +388,7 @@ def main() -> int:
                              "packaged one")
     parser.add_argument("--held-out-author", type=Path, metavar="EXEMPLARS_JSONL",
                         help="score an exemplar file by an author outside the fit with the "
-                             "packaged layer alone (e.g. tests/data/injection/exemplars-ex-g.jsonl)")
+                             "packaged layer alone (e.g. benchmarks/data/injection/exemplars-ex-g.jsonl)")
     parser.add_argument("--refit", nargs="*", metavar="SPLIT",
                         help="fit the layer on the exemplars and these splits (default: all fit "
                              "splits) and write the packaged fit")
@@ -405,7 +404,7 @@ def main() -> int:
     if args.benign_corpus is not None:
         return benign_corpus(args.benign_corpus, args.limit, args.offset)
     if args.held_out_author is not None:
-        from ragloom.ingestion.injection_semantic import MIN_PROBABILITY
+        from ragloom.ingestion.injection.semantic import MIN_PROBABILITY
 
         return held_out_author(args.held_out_author, args.threshold or MIN_PROBABILITY)
     with (SET / "labels.csv").open(encoding="utf-8") as handle:
@@ -413,7 +412,7 @@ def main() -> int:
     if args.refit is not None:
         return refit(labels, args.refit or list(FIT_SPLITS))
     if args.leave_split_out is not None or args.leave_author_out:
-        from ragloom.ingestion.injection_semantic import MIN_PROBABILITY, C
+        from ragloom.ingestion.injection.semantic import MIN_PROBABILITY, C
 
         if args.leave_author_out:
             return leave_author_out(labels, args.c or C, args.threshold or MIN_PROBABILITY)
@@ -430,7 +429,7 @@ def main() -> int:
     start = time.perf_counter()
     detector = None
     if args.semantic:
-        from ragloom.ingestion.injection_semantic import injection_detector
+        from ragloom.ingestion.injection.semantic import injection_detector
 
         detector = injection_detector(_embedder())
     for split in splits:

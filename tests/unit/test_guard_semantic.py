@@ -29,7 +29,7 @@ from ragloom.nodes.input_guard import input_guard
 from ragloom.settings import RagSettings
 from tests.unit.test_nodes_retrieve import HashEmbedder
 
-SET = Path(__file__).resolve().parents[1] / "data" / "guardrails"
+SET = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "guardrails"
 TINY = Exemplars(
     texts=(
         "what does the travel policy say about hotels",

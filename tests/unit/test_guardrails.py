@@ -13,7 +13,7 @@ from ragloom.guardrails.messages import not_found, refusal, uncited_warning
 from ragloom.guardrails.pii import find_pii, redact_pii
 from ragloom.language import detect_language, primary_code
 
-SET = Path(__file__).parents[1] / "data" / "guardrails"
+SET = Path(__file__).parents[2] / "benchmarks" / "data" / "guardrails"
 
 
 @pytest.mark.parametrize(("text", "kind", "key"), [

@@ -1,4 +1,4 @@
-"""When a fenced block is prose set in a fence (`validation._prose_block`): a banner between rules
+"""When a fenced block is prose set in a fence (`injection.hits._prose_block`): a banner between rules
 of `=====` in a bare fence is read as prose, and so quarantined; each test changes one thing the
 rule checks and the same banner stays code, so it is not. Texts are written here, not taken from
 the labelled set."""
@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from ragloom.ingestion.validation import ValidationResult, scan_injection
+from ragloom.ingestion.injection.screen import scan_injection
+from ragloom.ingestion.verdict import ValidationResult
 from ragloom.state import SourceDocument
 
 _TITLE = "# Allotment society newsletter"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragloom.ingestion.validation import scan_injection
+from ragloom.ingestion.injection.screen import scan_injection
 from ragloom.state import SourceDocument
 
 

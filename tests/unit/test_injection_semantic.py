@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ragloom.ingestion import injection_semantic
-from ragloom.ingestion.injection_semantic import (
+from ragloom.ingestion.injection import semantic as injection_semantic
+from ragloom.ingestion.injection.semantic import (
     HEAD,
     HIDDEN,
     C,
@@ -31,7 +31,8 @@ from ragloom.ingestion.injection_semantic import (
     ngram_features,
 )
 from ragloom.ingestion.loaders import SourceRef
-from ragloom.ingestion.validation import ValidationResult
+from ragloom.ingestion.verdict import ValidationResult
+from ragloom.nodes import ingest as ingest_node
 from ragloom.nodes.ingest import IngestDeps, WorkItem, embed
 from ragloom.providers.exemplar_model import (
     Fit,
@@ -276,8 +277,8 @@ def _item(*texts: str, suspicious: bool = False) -> WorkItem:
 def test_embed_flags_the_chunks_of_a_document_that_addresses_a_model(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     embedder = ProfiledHashEmbedder()
-    monkeypatch.setattr(injection_semantic, "unsuited", lambda _: None)
-    monkeypatch.setattr(injection_semantic, "injection_detector",
+    monkeypatch.setattr(ingest_node.injection_semantic, "unsuited", lambda _: None)
+    monkeypatch.setattr(ingest_node.injection_semantic, "injection_detector",
                         lambda *_: InjectionDetector(_pointing_at(ATTACK)))
     out = embed({"batch": [_item(PLAIN, f"{PLAIN}\n\n{ATTACK}")]}, _deps(tmp_path, embedder))
     (item,) = out["batch"]
@@ -298,8 +299,8 @@ def test_embed_leaves_documents_the_rules_flagged_and_keeps_out_with_other_model
     embedder = ProfiledHashEmbedder()
     out = embed({"batch": [_item(ATTACK)]}, _deps(tmp_path, embedder))
     assert "batch" not in out and TUNED_MODEL in out["trace"][0].detail["semantic_off"]
-    monkeypatch.setattr(injection_semantic, "unsuited", lambda _: None)
-    monkeypatch.setattr(injection_semantic, "injection_detector",
+    monkeypatch.setattr(ingest_node.injection_semantic, "unsuited", lambda _: None)
+    monkeypatch.setattr(ingest_node.injection_semantic, "injection_detector",
                         lambda *_: InjectionDetector(_pointing_at(ATTACK)))
     (item,) = embed({"batch": [_item(ATTACK, suspicious=True)]}, _deps(tmp_path, embedder))["batch"]
     assert item.result.suspicious_documents == 0 and item.chunks[0].metadata == {"suspicious": True}
@@ -368,7 +369,7 @@ def test_the_gate_finishes_on_adversarial_inputs(text: str) -> None:
 
 
 def test_exemplar_sources_name_an_author_for_each_exemplar_line_in_order(tmp_path: Path) -> None:
-    from ragloom.ingestion.injection_semantic import exemplar_sources
+    from ragloom.ingestion.injection.semantic import exemplar_sources
 
     path = tmp_path / "ex.jsonl"
     path.write_text('{"text": "a", "label": "benign"}\n\n'
@@ -378,9 +379,9 @@ def test_exemplar_sources_name_an_author_for_each_exemplar_line_in_order(tmp_pat
 
 
 def test_the_held_out_author_is_one_author_outside_the_fit() -> None:
-    from ragloom.ingestion.injection_semantic import exemplar_sources
+    from ragloom.ingestion.injection.semantic import exemplar_sources
 
-    path = Path(__file__).parents[1] / "data" / "injection" / "exemplars-ex-g.jsonl"
+    path = Path(__file__).parents[2] / "benchmarks" / "data" / "injection" / "exemplars-ex-g.jsonl"
     held = load_exemplars(path)
     assert set(exemplar_sources(path)) == {"ex-g"} and set(held.labels) == {"injected", "benign"}
     assert "ex-g" not in exemplar_sources()  # not merged into the fit's exemplars

@@ -1,14 +1,17 @@
 """The injection rules: what text addressed to a model and asking it to misbehave looks like.
 
 Each `Rule` names a signal family, a weight in [0, 1.2] and a pattern over *folded* text (lower
-case, accents stripped, homoglyphs folded: see `injection_text.fold`), in English, French,
+case, accents stripped, homoglyphs folded: see `normalize.fold`), in English, French,
 German and Spanish. `needs_address` rules (a bare imperative, `model_command`; an e-mail destination)
 count only right after a model reader was named (`addressed_to_model`). `imperative` rules count fully only when the verb is said to the reader (sentence start,
 "please", "you must", a vocative comma); described ("the model may ignore…"), negated ("never
 reveal…") or infinitive ("asks the model to ignore…") uses count a third or less. The scan
-(`validation.scan_injection`) adds the families found in one paragraph and weighs them by where
+(`hits`, `rule_detector`) adds the families found in one paragraph and weighs them by where
 they stand (quoted, fenced, hidden, decoded). Every pattern is linear-time: bounded repeats only,
 and no unbounded quantifier inside another.
+
+The rules are frozen (issue 24): no new per-phrase or per-language rule. A new phrasing is taught
+as data, through the exemplars of the semantic layer (`semantic`, `data/addressing.jsonl`).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ _TRIGGERS = {
         " missachtet den das die obigen obige vorherigen text inhalt"
         " pass look overlook leave sidestep step work let forgo waive whatever acht"
         " dimentica dimenticate trascura tralascia seguire tenere"
-        " negeer vergeet ignore ignora ignorem esqueca esquecam desconsidere desconsiderem zignoruj ignoruj zapomnij ignorera glom ignorer glem ohita unohda sivuuta ignorujte zapomen zapomente zabudni ignorati uita hagyd onceki tum butun oblida"
+        " vergeet ignore ignora ignorem ignoruj ignorera ignorer ignorujte ignorati"
     ),
     "addressed_to_model": (
         " taalmodel taalmodellen linguagem modello assistente virtual virtuale intelligenza jedes jede jeden "
@@ -73,7 +76,7 @@ _TRIGGERS = {
         " tool tools tooling software program programs pipeline pipelines service services engine"
         " engines reader readers processor processors generator generators responder responders"
         " helper helpers indexer indexers"
-        " pour a au aux para per al alla allo ai agli ao aos voor aan till til dla pro pre pentru catre bot bots boten robot robots robota robotu ki ia llm gpt atencao atencion attenzione achtung caro cara querido querida lieber liebe cher chere beste kaere drogi droga nota mensagem aviso instrucao instrucoes"
+        " pour a au aux para per al alla allo ai agli ao aos voor aan till til dla pro pre pentru catre bot bots boten robot robots robota robotu ki ia llm gpt atencao atencion attenzione achtung caro cara querido querida lieber liebe cher chere nota mensagem aviso instrucao instrucoes"
     ),
     "answer_steering": (
         " correct right true official used summaries answers responses replies automated request"
@@ -1250,35 +1253,6 @@ RULES: tuple[Rule, ...] = (
        rf"(?:^[ \t>*_\-\[(]{{0,8}}(?:(?P<head>\#{{1,6}}[ \t]+)|<!--[ \t]*)?|(?<=[.!?]\s))"
        rf"(?:[\w-]{{2,20}}\s+){{0,3}}?{_FOR_OTHER}\s+{_ADDRESSEE_LEAD}{{0,4}}?"
        rf"{_READER_CUE}\b[^:.!?\n]{{0,90}}?(?(head)(?:\s*[:\u2014\u2013]|[ \t]*$)|\s*[:\u2014\u2013][*_]{{0,2}}(?!\S))"),
-    _r("addressed_to_model", 0.35,
-       rf"\b(?:atencao|atencion|attenzione|achtung|attention|caro|cara|querido|querida|lieber|liebe|"
-       rf"cher|chere|beste|kaere|drogi|droga)\s*,\s*(?:{_READER_CUE}|{AI_READER})\b[^:.!?\n]{{0,60}}?"
-       r"\s*[:\u2014\u2013](?!\S)|"
-       r"\b(?:nota|mensagem|aviso|instrucao|instrucoes)\s+(?:para|ao|a)\s+(?:o\s+|a\s+|os\s+|as\s+|"
-       r"qualquer\s+)?(?:assistente|ia|modelo|agente|bot|inteligencia\s+artificial)\b|"
-       r"\b(?:a|pour)\s+(?:l'|la\s+|le\s+)?\s*(?:ia|modele|robot|bot|outil\s+d'ia|logiciel)\s+qui\s+"
-       r"(?:redige|redigera|ecrit|ecrira|genere|produit|trie|classe|indexe|repond|synthetise)\b"),
-    _r("instruction_override", 1.1,
-       r"\b(?:negeer|vergeet)\s+(?:al\s+)?(?:je|jouw|uw|alle)\s+(?:\w+\s+)?(?:instructies|regels|"
-       r"richtlijnen|opdrachten|aanwijzingen)\b|"
-       r"\b(?:ignore|ignora|ignorem|esqueca|esquecam|desconsidere|desconsiderem)\s+(?:todas\s+)?(?:as\s+)?"
-       r"(?:suas|tuas|vossas|todas\s+as)\s+(?:\w+\s+)?(?:instrucoes|regras|diretrizes|orientacoes)\b|"
-       r"\b(?:zignoruj|ignoruj|zapomnij)\s+(?:o\s+)?(?:wszystkie|wszystkich|swoje|twoje|swoich|twoich)\s+"
-       r"(?:\w+\s+)?(?:instrukcj\w{0,3}|poleceni\w{0,3}|zasad\w{0,3}|wytyczn\w{0,3})|"
-       r"\b(?:ignorera|glom)\s+(?:alla\s+)?(?:dina|alla)\s+(?:\w+\s+)?(?:instruktioner|regler|riktlinjer|"
-       r"anvisningar)\b|"
-       r"\b(?:ignorer|glem)\s+(?:alle\s+)?(?:dine|alle)\s+(?:\w+\s+)?(?:instruktioner|instruksjoner|"
-       r"instrukser|regler|retningslinjer)\b|"
-       r"\b(?:ohita|unohda|sivuuta)\s+(?:kaikki\s+)?(?:\w+\s+)?(?:ohjeesi|ohjeet|ohjeita|saantosi)\b|"
-       r"\b(?:ignoruj|ignorujte|zapomen|zapomente|zabudni)\s+(?:na\s+)?(?:vsechny|vsetky|sve|svoje)\s+"
-       r"(?:\w+\s+)?(?:pokyny|instrukce|instrukcie|pravidla)\b|"
-       r"\b(?:ignora|ignorati|uita)\s+(?:toate\s+)?(?:\w+\s+)?(?:instructiunile|regulile|indicatiile)\s+"
-       r"(?:tale|voastre|anterioare|primite)\b|"
-       r"\bhagyd\s+figyelmen\s+kivul\s+(?:az?\s+)?(?:\w+\s+){0,2}?(?:utasitas\w*|szabaly\w*)|"
-       r"\b(?:onceki|tum|butun)\s+(?:\w+\s+)?(?:talimatlari\w*|kurallari\w*)\s+(?:yok\s+say|unut|"
-       r"gormezden\s+gel)|"
-       r"\b(?:ignora|oblida)\s+(?:totes\s+)?(?:les\s+)?(?:teves|vostres)\s+(?:\w+\s+)?(?:instruccions|"
-       r"regles|directrius)\b", imperative=True),
     _r("authority_claim", 0.6,
        r"\b(?:ersetzt|ersetzen)\s+(?:deine|ihre|eure|alle)\s+(?:\w+\s+)?(?:regeln|anweisungen|vorgaben|"
        r"richtlinien)\b|\bremplacent?\s+(?:tes|vos|toutes\s+(?:tes|vos))\s+(?:\w+\s+)?(?:instructions|"
@@ -1355,3 +1329,11 @@ VOCABULARY = frozenset(
     "prompt ignore disregard forget rules guidelines reveal".split()
 )
 """Words the rules are written with, for splitting letter-spaced runs that lost their gaps."""
+
+TEMPLATE_TOPIC = regex.compile(
+    r"\b(?:templates?|tokens?|tokeni[sz]ers?|chatml|jinja|delimiters?|special\s+tokens?|syntax|"
+    r"fine-?tun\w*|(?:chat|prompt|message|instruction|turn|conversation|training)\s+formats?|"
+    r"formatting|llama|mistral|gemma|alpaca|vicuna|qwen|zephyr|hugging\s?face|transformers|"
+    r"injections?|payloads?|jailbreaks?|red[- ]team\w*)\b")
+"""Words of a text that is *about* prompt formats or attacks on them: there, turn markers are its
+subject."""
