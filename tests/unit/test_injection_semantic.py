@@ -32,7 +32,6 @@ from ragloom.ingestion.injection.semantic import (
 )
 from ragloom.ingestion.loaders import SourceRef
 from ragloom.ingestion.verdict import ValidationResult
-from ragloom.nodes import ingest as ingest_node
 from ragloom.nodes.ingest import IngestDeps, WorkItem, embed
 from ragloom.providers.exemplar_model import (
     Fit,
@@ -277,8 +276,8 @@ def _item(*texts: str, suspicious: bool = False) -> WorkItem:
 def test_embed_flags_the_chunks_of_a_document_that_addresses_a_model(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     embedder = ProfiledHashEmbedder()
-    monkeypatch.setattr(ingest_node.injection_semantic, "unsuited", lambda _: None)
-    monkeypatch.setattr(ingest_node.injection_semantic, "injection_detector",
+    monkeypatch.setattr(injection_semantic, "unsuited", lambda _: None)
+    monkeypatch.setattr(injection_semantic, "injection_detector",
                         lambda *_: InjectionDetector(_pointing_at(ATTACK)))
     out = embed({"batch": [_item(PLAIN, f"{PLAIN}\n\n{ATTACK}")]}, _deps(tmp_path, embedder))
     (item,) = out["batch"]
@@ -299,8 +298,8 @@ def test_embed_leaves_documents_the_rules_flagged_and_keeps_out_with_other_model
     embedder = ProfiledHashEmbedder()
     out = embed({"batch": [_item(ATTACK)]}, _deps(tmp_path, embedder))
     assert "batch" not in out and TUNED_MODEL in out["trace"][0].detail["semantic_off"]
-    monkeypatch.setattr(ingest_node.injection_semantic, "unsuited", lambda _: None)
-    monkeypatch.setattr(ingest_node.injection_semantic, "injection_detector",
+    monkeypatch.setattr(injection_semantic, "unsuited", lambda _: None)
+    monkeypatch.setattr(injection_semantic, "injection_detector",
                         lambda *_: InjectionDetector(_pointing_at(ATTACK)))
     (item,) = embed({"batch": [_item(ATTACK, suspicious=True)]}, _deps(tmp_path, embedder))["batch"]
     assert item.result.suspicious_documents == 0 and item.chunks[0].metadata == {"suspicious": True}

@@ -1,6 +1,6 @@
 """The input guard's heuristic classifier: ok, out_of_scope, pii_request, jailbreak or dangerous.
 
-Zero model calls and deterministic. A question is folded (`ingest.injection_text.fold`: case,
+Zero model calls and deterministic. A question is folded (`ingestion.injection.normalize.fold`: case,
 accents, look-alike letters), leetspeak is read back into letters (`1gn0re` → `ignore`), and the
 people it names are masked (`personx`). Then, in order of precedence:
 
@@ -101,7 +101,7 @@ class Prepared:
 
 
 def _fold(text: str) -> str:
-    from ragloom.ingestion.injection_text import fold
+    from ragloom.ingestion.injection.normalize import fold
 
     return fold(text.translate(_APOSTROPHES)).translate(_APOSTROPHES)
 
@@ -157,7 +157,7 @@ def _unquoted(pattern: re.Pattern[str], text: str,
 @functools.lru_cache(maxsize=1024)
 def _scan(text: str) -> tuple[float, frozenset[str]]:
     """Score and signals of the ingest injection scan over the question."""
-    from ragloom.ingestion.validation import scan_injection
+    from ragloom.ingestion.injection.screen import scan_injection
     from ragloom.state import SourceDocument
 
     result = scan_injection(SourceDocument(doc_id="question", source_id="question", text=text),

@@ -4,7 +4,7 @@ Zero chat-model calls and deterministic (the mechanism, shared with the injectio
 `ragloom.providers.exemplar_model`): one query embedding (the collection's embedder when it is
 the packaged MiniLM the layer was tuned on, `TUNED_MODEL`, on ONNX) scored by a multinomial
 logistic regression (scikit-learn) fitted on the embedded exemplars of `exemplars.jsonl` (the dev
-set of tests/data/guardrails, never the holdout or fresh sets). The fit (weights, bias) of the
+set of benchmarks/data/guardrails, never the holdout or fresh sets). The fit (weights, bias) of the
 packaged exemplars ships as `exemplar_fit.npz`, so queries need neither scikit-learn nor an
 embedding of the exemplars; other exemplars or models are fitted once and kept under the cache
 directory. Within a process the guard is built once per embedder.

@@ -1,16 +1,13 @@
-"""Validators run before a document reaches the index: byte integrity, and the injection screen.
+"""Byte integrity, checked before a document is parsed.
 
 `check_integrity` looks at the raw bytes (empty, oversized, binary, undecodable) and rejects;
 `decode_text` decodes text bytes as `check_integrity` reads them. The prompt-injection screen is
-the package `ragloom.ingestion.injection` (`screen.scan_injection`), importable from here too.
+the package `ragloom.ingestion.injection` (`screen.scan_injection`).
 """
 
 from __future__ import annotations
 
-from ragloom.ingestion.injection.screen import scan_injection
-from ragloom.ingestion.verdict import Status, ValidationResult, rejected
-
-__all__ = ["Status", "ValidationResult", "check_integrity", "decode_text", "scan_injection"]
+from ragloom.ingestion.verdict import ValidationResult, rejected
 
 _SAMPLE_BYTES = 65536
 _CONTROL_RATIO = 0.1

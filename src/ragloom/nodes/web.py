@@ -48,7 +48,7 @@ def fetch_page(url: str, deps: RagDeps) -> list[SourceDocument]:
 def screen(docs: list[SourceDocument], deps: RagDeps,
            skipped: list[dict[str, Any]]) -> list[SourceDocument]:
     """Pages the injection scan lets in: rejected ones never, suspicious ones by policy."""
-    from ragloom.ingestion.validation import scan_injection  # loaded only when the web step runs
+    from ragloom.ingestion.injection.screen import scan_injection  # loaded only when the web step runs
 
     kept = []
     for doc in docs:

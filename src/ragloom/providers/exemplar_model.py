@@ -1,7 +1,7 @@
 """A classifier over embedded, labelled exemplars: the mechanism of the semantic detectors.
 
 Shared by the input guard (`ragloom.guardrails.semantic`: questions; a logistic regression) and
-the injection screen (`ragloom.ingestion.injection_semantic`: document windows; a logistic
+the injection screen (`ragloom.ingestion.injection.semantic`: document windows; a logistic
 regression or a one-hidden-layer perceptron). Exemplars are texts with one label each; the fit
 (one weight row and bias per label, after an optional ReLU hidden layer) is made once with
 scikit-learn (imported here only when fitting: deterministic lbfgs, or adam from a fixed seed)

@@ -48,6 +48,7 @@ from ragloom.ingestion.injection.rules import AI_READER, COMMAND_VERBS, FRAMING,
 from ragloom.ingestion.verdict import ValidationResult
 from ragloom.providers import exemplar_model
 from ragloom.providers.exemplar_model import Embed, Exemplars, Fit
+from ragloom.sentences import split_sentences
 from ragloom.state import SourceDocument
 
 EXEMPLARS = Path(__file__).with_name("data") / "addressing.jsonl"
@@ -89,7 +90,6 @@ SCORE_WINDOWS = 512
 so a batch of many documents is never one matrix in memory."""
 
 _FLAGS = regex.IGNORECASE | regex.MULTILINE
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _AI_NAME = regex.compile(rf"\b{AI_READER}\b", _FLAGS)
 _NOT_A_NAME = (r"(?:in|as|of|on|by|with|from|under|using|although|this|that|these|those|our|their|its|"
                r"one|two|three|several|different|mixed|each|every|a|an|the)")
@@ -260,7 +260,8 @@ sentence wrapped over several lines reads as one."""
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(_WRAP.sub(" ", text)) if len(s.strip()) >= 8]
+    return [s.text for s in split_sentences(_WRAP.sub(" ", text), rule="lines")
+            if len(s.text) >= 8]
 
 
 def document_windows(doc: SourceDocument) -> list[Window]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ragloom.ingestion import injection_semantic
+from ragloom.ingestion.injection import semantic as injection_semantic
 from ragloom.nodes.ingest.deps import IngestDeps
 from ragloom.nodes.ingest.progress import report_done
 from ragloom.nodes.ingest.schema import IngestState, WorkItem

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ragloom.ingestion import injection_semantic
-from ragloom.ingestion.validation import ValidationResult
+from ragloom.ingestion.injection import semantic as injection_semantic
+from ragloom.ingestion.verdict import ValidationResult
 from ragloom.nodes.ingest.deps import IngestDeps
 from ragloom.nodes.ingest.schema import WorkItem
 from ragloom.nodes.ingest.verdicts import TRACED_VERDICTS, flagged

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ragloom.errors import RejectedSourceError
-from ragloom.ingestion.validation import ValidationResult, scan_injection
+from ragloom.ingestion.injection.screen import scan_injection
+from ragloom.ingestion.verdict import ValidationResult
 from ragloom.nodes.ingest.deps import IngestDeps
 from ragloom.nodes.ingest.schema import IngestState, WorkItem
 from ragloom.nodes.ingest.verdicts import (

@@ -6,7 +6,7 @@ from typing import Any
 
 from ragloom.errors import RejectedSourceError
 from ragloom.ingestion.loaders import SourceRef
-from ragloom.ingestion.validation import ValidationResult
+from ragloom.ingestion.verdict import ValidationResult
 from ragloom.nodes.ingest.deps import IngestDeps
 from ragloom.nodes.ingest.identity import now
 from ragloom.stores.quarantine import QuarantineRecord
