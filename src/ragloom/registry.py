@@ -30,7 +30,8 @@ from ragloom.graphs.retrieval import compile_retrieval, without_generation
 from ragloom.graphs.staged import build_staged_graph
 from ragloom.nodes.deps import RagDeps
 from ragloom.profiles.presets import profile_names
-from ragloom.settings import MAX_ITERATIONS, RagSettings, resolve_settings
+from ragloom.settings import RagSettings, resolve_settings
+from ragloom.state import MAX_ITERATIONS
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -12,14 +12,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from ragloom.errors import ConfigError
+from ragloom.state import MAX_ITERATIONS
 
 ENV_PREFIX = "RAGLOOM_"
 CONFIG_ENV = "RAGLOOM_CONFIG"
 CONFIG_FILE_NAME = "ragloom.yaml"
 NOT_SETTINGS = frozenset({CONFIG_ENV})
 """RAGLOOM_* variables that are not settings."""
-MAX_ITERATIONS = 10
-"""The largest loop budget a setting or a run's input may ask for."""
 
 PiiKind = Literal["email", "phone", "iban", "card"]
 PII_KINDS: tuple[PiiKind, ...] = ("email", "phone", "iban", "card")

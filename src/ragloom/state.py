@@ -13,7 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from typing_extensions import Required, TypedDict
 
 from ragloom.errors import QueryError
-from ragloom.settings import MAX_ITERATIONS
+
+MAX_ITERATIONS = 10
+"""The largest loop budget a setting or a run's input may ask for."""
 
 ScoreOrigin = str  # "vector" | "bm25" | "rrf" | "convex" | "rerank:<name>" | "web"
 

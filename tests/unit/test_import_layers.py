@@ -104,3 +104,36 @@ def test_the_checker_sees_function_local_and_relative_imports() -> None:
               "from ragloom import resources\nimport json\n")
     assert _imports(source, "ragloom.providers.example") == [
         (2, "ragloom.nodes"), (4, "ragloom.graphs"), (5, "ragloom.resources")]
+
+
+def package_cycle() -> list[str]:
+    """A cycle among the top-level packages and modules of ragloom (imports inside functions
+    count; the `langgraph.json` entry points, which nothing imports, do not), or []."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        module = _module_name(path)
+        if module.endswith(".studio"):
+            continue
+        for _, target in _imports(path.read_text(encoding="utf-8"), module,
+                                  path.name == "__init__.py"):
+            here, there = _layer(module), _layer(target)
+            if here and there and here != there:
+                graph.setdefault(here, set()).add(there)
+    done: set[str] = set()
+
+    def walk(node: str, trail: list[str]) -> list[str]:
+        if node in trail:
+            return [*trail[trail.index(node):], node]
+        if node in done:
+            return []
+        for nxt in sorted(graph.get(node, ())):
+            if found := walk(nxt, [*trail, node]):
+                return found
+        done.add(node)
+        return []
+
+    return next((c for node in sorted(graph) if (c := walk(node, []))), [])
+
+
+def test_no_import_cycle_between_packages() -> None:
+    assert package_cycle() == []
