@@ -16,21 +16,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES_KB = ROOT / "examples" / "kb"
 
 
-SHARED_CHECKOUT = {"test_langgraph_dev.py", "test_crews_langgraph_dev.py"}
-"""Files that start `langgraph dev` in this checkout: they share its `.langgraph_api/` folder."""
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`make test` runs `--dist loadgroup`), keep each file on one worker, so
-    its module fixtures are built once, and the files in SHARED_CHECKOUT on the same worker."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        name = item.path.name
-        item.add_marker(pytest.mark.xdist_group("langgraph-dev" if name in SHARED_CHECKOUT
-                                                else str(item.path.relative_to(ROOT))))
-
-
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No RAGLOOM_* variable from the outer environment leaks into a test."""
