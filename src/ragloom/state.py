@@ -283,9 +283,8 @@ class RunInput(BaseModel):
 def run_knobs(state: Mapping[str, Any], *, budget: bool = False) -> dict[str, Any]:
     """The question and per-run knobs of a run's state, as an inner graph's input takes them
     (`budget`: with the loop budget, for a whole profile graph)."""
-    names = ("question", "filters", "top_n", "lang", "ranking",
-             *(("max_iterations",) if budget else ()))
-    return {name: state.get(name) for name in names}
+    left_out = {"thread"} if budget else {"thread", "max_iterations"}
+    return {name: state.get(name) for name in RunInput.model_fields if name not in left_out}
 
 
 KNOB_RANGES = {"top_n": (1, 1000), "max_iterations": (0, MAX_ITERATIONS)}

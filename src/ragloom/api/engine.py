@@ -114,7 +114,7 @@ class Engine:
         overrides: dict[str, Any] = offline_layer(self.settings) if offline else {}
         if plan.top_k is not None:
             overrides["retrieval"] = {"candidate_k": plan.top_k}
-        return runner.plan(plan.question or "warm up", settings=self.settings,
+        return runner.plan(plan.question, settings=self.settings,
                            profile=plan.profile, retrieval_only=plan.retrieval_only,
                            overrides=overrides, config=config,
                            context=RagContext(collection=plan.collection),

@@ -179,7 +179,7 @@ class RagService:
     def warm(self) -> None:
         """Load the models and compile the default profile's graphs before the first request."""
         for retrieval_only in (False, True):
-            self.engine.run(QueryPlan(question="", collection=self.settings.collection,
+            self.engine.run(QueryPlan(question="warm up", collection=self.settings.collection,
                                       profile=self.settings.profile,
                                       retrieval_only=retrieval_only))
         resources.embedder(self.settings).embed_query("warm up")
