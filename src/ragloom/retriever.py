@@ -45,16 +45,10 @@ class RagloomRetriever(BaseRetriever):
         from ragloom import resources
         from ragloom.runner import retrieve
 
-        result = retrieve(
-            query,
-            collection=self.collection,
-            profile=self.profile,
-            top_n=int(kwargs.get("k", self.k)),
-            filters=kwargs.get("filters", self.filters),
-            data_dir=self.data_dir,
-            settings=self.settings,
-        )
-        index = resources.document_index(self._resolved())
+        settings = self._resolved()  # once: the run and the chunk texts read the same
+        result = retrieve(query, top_n=int(kwargs.get("k", self.k)),
+                          filters=kwargs.get("filters", self.filters), settings=settings)
+        index = resources.document_index(settings)
         texts = {c.id: c.text for c in index.get_chunks([c.chunk_id for c in result.citations])}
         return [citation_document(c, texts.get(c.chunk_id, c.snippet)) for c in result.citations]
 
